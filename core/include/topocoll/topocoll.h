@@ -1,0 +1,237 @@
+/*
+ * topocoll: topology-aware MPI collectives -- the MPI-free core.
+ *
+ * Conventions (stated once, hwloc style):
+ *  - Handles are opaque: tc_topology, tc_schedule, tc_verify_report.
+ *  - Every function that can fail returns tc_status; TC_OK is 0.  On failure a
+ *    human-readable message naming the culprit (and, for parsers, "file:line")
+ *    is kept per thread: tc_error_message().  tc_error_origin() tells the
+ *    source file and line of libtopocoll that raised it (for bug reports).
+ *  - Ownership: a function whose name ends in _create/_load/_parse/_plan/_read
+ *    hands the caller a handle to release with the matching _destroy.  Strings
+ *    returned by accessors belong to the handle and live as long as it does.
+ *  - Ranks: rank i of a topology is its i-th machine in file order.
+ */
+#ifndef TOPOCOLL_H
+#define TOPOCOLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TOPOCOLL_VERSION "0.1.0"
+
+/* ---- errors ------------------------------------------------------------ */
+typedef enum tc_status {
+    TC_OK = 0,
+    TC_ERR_ARG,         /* caller passed something invalid                    */
+    TC_ERR_NOMEM,       /* allocation failed                                  */
+    TC_ERR_IO,          /* file could not be read or written                  */
+    TC_ERR_PARSE,       /* malformed file or string                           */
+    TC_ERR_TOPOLOGY,    /* well-formed input describing an invalid topology   */
+    TC_ERR_UNSUPPORTED, /* algorithm restriction or format limit not met      */
+    TC_ERR_VERIFY,      /* a schedule failed verification                     */
+    TC_ERR_LIMIT        /* problem too large for a fixed limit                */
+} tc_status;
+
+const char *tc_status_name(tc_status s);
+const char *tc_error_message(void);
+const char *tc_error_origin(void);
+void tc_error_clear(void);
+
+/* ---- rates and times --------------------------------------------------- */
+/* Parse "100Mbit", "1Gbit/s", "12.5MB/s", "10G" into bit/s; "50us", "1ms",
+ * "0.2s" into seconds.  A bare number is rejected unless bare_unit > 0, in
+ * which case it is multiplied by bare_unit. */
+tc_status tc_parse_rate(const char *text, double bare_unit, double *bits_per_s);
+tc_status tc_parse_time(const char *text, double bare_unit, double *seconds);
+/* Canonical text ("100Mbit", "50us"); buf of at least 32 bytes. */
+void tc_format_rate(double bits_per_s, char *buf, size_t len);
+void tc_format_time(double seconds, char *buf, size_t len);
+
+/* ---- hostlists ----------------------------------------------------------- */
+/* Expand "n[0-7,9],tux[01-16]" into names; *names is one malloc'd block of
+ * NUL-separated strings, *count the number of names.  Free with free(). */
+tc_status tc_hostlist_expand(const char *expr, char **names, size_t *count);
+/* Compress names (in order) into a hostlist expression, keeping the order:
+ * only runs of consecutive numbers of equal width are folded.  Caller frees. */
+tc_status tc_hostlist_compress(const char *const *names, size_t count, char **expr);
+
+/* ---- topology ------------------------------------------------------------ */
+typedef struct tc_topology tc_topology;
+
+typedef enum tc_node_kind { TC_NODE_MACHINE = 0, TC_NODE_SWITCH = 1 } tc_node_kind;
+typedef enum tc_format { TC_FORMAT_AUTO = 0, TC_FORMAT_SLURM, TC_FORMAT_YAML } tc_format;
+
+/* Building.  Names must be unique across machines and switches.  Links join a
+ * child (machine or switch) to a parent switch; bandwidth/latency 0 mean "not
+ * given" (consumers apply their defaults).  `where` ("file:line" or NULL) is
+ * kept for error messages. */
+tc_status tc_topology_create(tc_topology **topo);
+void tc_topology_destroy(tc_topology *topo);
+tc_status tc_topology_add_switch(tc_topology *topo, const char *name, const char *where);
+tc_status tc_topology_add_machine(tc_topology *topo, const char *name, int slots,
+                                  const char *where);
+tc_status tc_topology_add_link(tc_topology *topo, const char *child, const char *parent,
+                               double bandwidth, double latency, const char *where);
+tc_status tc_topology_set_slots(tc_topology *topo, const char *machine, int slots,
+                                const char *where);
+tc_status tc_topology_set_name(tc_topology *topo, const char *name);
+/* Validate (connected, acyclic, machines are leaves on switches, >= 1 machine)
+ * and derive paths and loads.  Must succeed before any query below. */
+tc_status tc_topology_finalize(tc_topology *topo);
+
+/* Loading: from a file (format told by extension or contents), a string, or a
+ * synthetic spec such as "chain:8,8,8,8" (see tc_topology_synthetic). */
+tc_status tc_topology_load(const char *path, tc_format format, tc_topology **topo);
+tc_status tc_topology_parse(const char *text, size_t len, tc_format format,
+                            const char *filename, tc_topology **topo);
+/* Synthetic topologies for tests and examples:
+ *   "N"              one switch with N machines
+ *   "star:a,b,c"     switch s0 holds a machines and links switches s1.. with b, c..
+ *   "chain:a,b,c"    switches s0-s1-s2.. in a chain, holding a, b, c.. machines
+ *   "tree:f1,f2,..,m" a root switch with f1 child switches, each with f2 .., the
+ *                    last level holding m machines each
+ * Machines are n0, n1, ... in depth-first order; switches s0, s1, ... */
+tc_status tc_topology_synthetic(const char *spec, tc_topology **topo);
+tc_status tc_topology_write(const tc_topology *topo, tc_format format, FILE *out);
+/* 1 if topologies are the same (names, rank order, links, values, slots). */
+int tc_topology_equal(const tc_topology *a, const tc_topology *b);
+
+const char *tc_topology_name(const tc_topology *topo);
+int tc_topology_num_nodes(const tc_topology *topo);
+int tc_topology_num_machines(const tc_topology *topo);
+int tc_topology_num_switches(const tc_topology *topo);
+const char *tc_topology_node_name(const tc_topology *topo, int node);
+tc_node_kind tc_topology_node_kind(const tc_topology *topo, int node);
+int tc_topology_node_find(const tc_topology *topo, const char *name); /* -1 if none */
+int tc_topology_machine_node(const tc_topology *topo, int rank);
+int tc_topology_machine_rank(const tc_topology *topo, int node);      /* -1: a switch */
+int tc_topology_machine_slots(const tc_topology *topo, int rank);
+/* Links are numbered 0..num_nodes-2 after finalize; link l joins child and parent. */
+int tc_topology_num_links(const tc_topology *topo);
+void tc_topology_link(const tc_topology *topo, int link, int *child, int *parent,
+                      double *bandwidth, double *latency);
+/* Machines below the link's child end (the other side holds the rest). */
+int tc_topology_link_machines_below(const tc_topology *topo, int link);
+/* All-to-all load of the link in each direction: below * (M - below). */
+int64_t tc_topology_link_load(const tc_topology *topo, int link);
+int64_t tc_topology_alltoall_load(const tc_topology *topo);   /* max over links */
+/* Peak aggregate all-to-all throughput at uniform bandwidth B, as a factor of
+ * B: M(M-1)/(|Mu||Mv|) of the bottleneck; 0 when M < 2. */
+double tc_topology_peak_factor(const tc_topology *topo);
+/* Peak aggregate all-to-all throughput in bit/s with each link's own
+ * bandwidth (default_bandwidth where the topology gives none): M(M-1) blocks
+ * over the time the most loaded link needs, max over links of load/B.  With
+ * one bandwidth B everywhere this is M(M-1)B/(|Mu||Mv|) (Faraj & Yuan, 3). */
+double tc_topology_peak_throughput(const tc_topology *topo, double default_bandwidth);
+/* The directed edges of path(src_rank -> dst_rank), each as 2*link (child to
+ * parent, "up") or 2*link+1 (parent to child, "down").  Returns the count;
+ * edges must hold tc_topology_height(topo)*2 entries. */
+int tc_topology_height(const tc_topology *topo);
+int tc_topology_path(const tc_topology *topo, int src_rank, int dst_rank, int32_t *edges);
+
+/* The Faraj-Yuan root (section 4.1) and its subtrees, largest first.  Valid for
+ * M >= 2.  subtree_of_rank[r] is the subtree index of rank r; sizes[i] is |Mi|.
+ * Arrays are caller-provided: num_machines ints each. */
+tc_status tc_topology_aapc_root(const tc_topology *topo, int *root_node, int *num_subtrees,
+                                int *sizes, int *subtree_of_rank, int *subtree_node);
+
+/* ---- schedule IR --------------------------------------------------------- */
+/*
+ * A schedule is a sequence of steps.  Step s holds operations (src -> dst);
+ * all operations of a step may run concurrently, and each rank performs its
+ * steps in order.  An operation moves one or more blocks; block (o, d) is the
+ * piece of o's send buffer destined for d.  A "direct" operation moves exactly
+ * block (src, dst); a forwarding operation lists the blocks it carries
+ * (store-and-forward: Bruck, hierarchical, two-cluster algorithms).  Syncs
+ * order operations across ranks: operation `before` may start only after
+ * operation `after` has completed.  For phase schedules a step is a phase.
+ */
+typedef struct tc_schedule tc_schedule;
+typedef struct tc_op {
+    int32_t src, dst;
+    int32_t first_block; /* -1: the direct block (src, dst); else index into blocks */
+    int32_t num_blocks;  /* 1 for a direct operation */
+} tc_op;
+typedef struct tc_sync { int64_t after, before; } tc_sync;   /* operation indices */
+
+/* Build a schedule operation by operation, in any order; finish sorts the
+ * operations by step (stable) and hands over the schedule. */
+typedef struct tc_schedule_builder tc_schedule_builder;
+tc_status tc_builder_create(const char *algorithm, int num_ranks, int64_t expected_ops,
+                            tc_schedule_builder **b);
+void tc_builder_destroy(tc_schedule_builder *b);
+tc_status tc_builder_add(tc_schedule_builder *b, int32_t step, int32_t src, int32_t dst);
+/* A forwarding op carrying num_blocks blocks given as (origin, dest) pairs. */
+tc_status tc_builder_add_blocks(tc_schedule_builder *b, int32_t step, int32_t src,
+                                int32_t dst, const int32_t *pairs, int32_t num_blocks);
+tc_status tc_builder_finish(tc_schedule_builder *b, tc_schedule **sched);
+
+void tc_schedule_destroy(tc_schedule *s);
+const char *tc_schedule_algorithm(const tc_schedule *s);
+int tc_schedule_num_ranks(const tc_schedule *s);
+int tc_schedule_num_steps(const tc_schedule *s);
+int64_t tc_schedule_num_ops(const tc_schedule *s);
+/* Operations of step s are ops[step_begin(s) .. step_begin(s+1)). */
+int64_t tc_schedule_step_begin(const tc_schedule *s, int step);
+const tc_op *tc_schedule_ops(const tc_schedule *s);
+const int32_t *tc_schedule_blocks(const tc_schedule *s);   /* (origin, dest) pairs */
+int64_t tc_schedule_num_syncs(const tc_schedule *s);
+const tc_sync *tc_schedule_syncs(const tc_schedule *s);
+tc_status tc_schedule_set_syncs(tc_schedule *s, const tc_sync *syncs, int64_t n);
+/* Copy out as (step, src, dst) triples; out holds 3*num_ops ints. */
+void tc_schedule_copy_ops(const tc_schedule *s, int32_t *out);
+/* Build a direct schedule from (step, src, dst) triples (e.g. read from JSON). */
+tc_status tc_schedule_from_triples(const char *algorithm, int num_ranks, int64_t n,
+                                   const int32_t *triples, tc_schedule **s);
+/* Write the schedule JSON of INTERFACES.md (direct operations only). */
+tc_status tc_schedule_write_json(const tc_schedule *s, const tc_topology *topo, FILE *out);
+
+/* ---- verifier ------------------------------------------------------------ */
+/*
+ * Proves a schedule against the all-to-all postcondition on a topology: every
+ * block (o, d), o != d, arrives at d exactly once, and forwarding operations
+ * only send blocks their sender holds; then re-derives every path and counts,
+ * per step, the use of every directed edge.  It reports; it never prints.
+ */
+typedef struct tc_verify_report {
+    int complete;            /* every block delivered exactly once           */
+    int contention_free;     /* no directed edge used twice within a step    */
+    int optimal;             /* contention-free and steps == all-to-all load */
+    int num_steps;
+    int64_t load;            /* all-to-all load of the bottleneck link       */
+    int64_t num_ops;
+    int64_t contended_steps; /* steps in which some edge is used twice       */
+    int64_t max_edge_use;    /* most uses of one directed edge in one step   */
+    char problem[512];       /* the first problem found, "" if none          */
+} tc_verify_report;
+
+tc_status tc_schedule_verify(const tc_schedule *s, const tc_topology *topo,
+                             tc_verify_report *report);
+
+/* ---- algorithms (one registry) ------------------------------------------- */
+/* Properties an algorithm promises; the verifier checks them. */
+enum {
+    TC_PROP_CONTENTION_FREE = 1u << 0, /* each step is a contention-free phase */
+    TC_PROP_OPTIMAL = 1u << 1,         /* steps == load of the bottleneck link  */
+    TC_PROP_TOPOLOGY_AWARE = 1u << 2   /* the plan depends on the tree          */
+};
+int tc_algorithm_count(void);
+const char *tc_algorithm_name(int index);
+const char *tc_algorithm_summary(int index);
+unsigned tc_algorithm_properties(int index);
+int tc_algorithm_find(const char *name);   /* -1: unknown */
+/* Plan an all-to-all over the topology's machines (rank i = machine i).
+ * An unknown name fails with TC_ERR_ARG listing the valid names. */
+tc_status tc_alltoall_plan(const char *algorithm, const tc_topology *topo,
+                           tc_schedule **sched);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

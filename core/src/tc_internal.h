@@ -1,0 +1,108 @@
+/* Private to libtopocoll: structures behind the opaque handles, and the one
+ * error convention (TC_FAIL records status, message, file and line). */
+#ifndef TC_INTERNAL_H
+#define TC_INTERNAL_H
+
+#include "topocoll/topocoll.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+
+#if defined(__GNUC__)
+#define TC_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define TC_PRINTF(a, b)
+#endif
+
+tc_status tc_error_set(tc_status s, const char *file, int line, const char *fmt, ...)
+    TC_PRINTF(4, 5);
+
+/* Record an error and return its status from the current function. */
+#define TC_FAIL(status, ...) return tc_error_set((status), __FILE__, __LINE__, __VA_ARGS__)
+/* Record an error and jump to the function's single cleanup label. */
+#define TC_FAIL_GOTO(rc, label, status, ...)                                    \
+    do {                                                                        \
+        (rc) = tc_error_set((status), __FILE__, __LINE__, __VA_ARGS__);         \
+        goto label;                                                             \
+    } while (0)
+/* Propagate a failure already recorded by a callee. */
+#define TC_TRY(rc, label, expr)                                                 \
+    do {                                                                        \
+        (rc) = (expr);                                                          \
+        if ((rc) != TC_OK) goto label;                                          \
+    } while (0)
+
+void *tc_xmalloc(size_t n);            /* NULL only when n > 0 and memory ran out */
+void *tc_xcalloc(size_t n, size_t size);
+char *tc_strdup(const char *s);
+
+/* ---- topology internals ---- */
+typedef struct tc_node {
+    char *name;
+    tc_node_kind kind;
+    int slots;             /* machines only */
+    char *where;           /* where it was declared, for messages (may be NULL) */
+} tc_node;
+
+typedef struct tc_link_decl {
+    int child, parent;
+    double bandwidth, latency;
+    char *where;
+} tc_link_decl;
+
+struct tc_topology {
+    char *name;
+    int num_nodes, cap_nodes;
+    tc_node *nodes;
+    int num_links, cap_links;
+    tc_link_decl *links;
+    /* name lookup: open addressing over node indices */
+    int *hash;
+    int hash_cap;
+    /* machines in rank order */
+    int num_machines, cap_machines;
+    int *machines;
+    int *rank_of_node;     /* -1 for switches (after finalize) */
+    /* derived by finalize: the tree rooted at `top` (the first switch, or the
+     * only machine); link l after finalize is the link from node link_child[l]
+     * up to parent[link_child[l]] */
+    bool finalized;
+    int top;
+    int *parent;           /* -1 at top */
+    int *parent_link;      /* link index joining node to parent; -1 at top */
+    int *depth;
+    int *below;            /* machines in the subtree of node */
+    int height;
+};
+
+/* Canonical order of links after finalize: link l's child is the node with
+ * parent_link == l.  Exposed for writers. */
+int tc_topology_link_child(const tc_topology *t, int link);
+
+/* Parsers (one per format). */
+tc_status tc_slurm_parse(const char *text, size_t len, const char *filename, tc_topology **topo);
+tc_status tc_slurm_write(const tc_topology *topo, FILE *out);
+tc_status tc_yaml_parse(const char *text, size_t len, const char *filename, tc_topology **topo);
+tc_status tc_yaml_write(const tc_topology *topo, FILE *out);
+
+/* ---- schedule internals ---- */
+struct tc_schedule {
+    char algorithm[48];
+    int num_ranks;
+    int num_steps;
+    int64_t num_ops;
+    int64_t *step_begin;   /* num_steps + 1 */
+    tc_op *ops;
+    int64_t num_block_ints;
+    int32_t *blocks;       /* (origin, dest) pairs */
+    int64_t num_syncs;
+    tc_sync *syncs;
+};
+
+/* Generators: one per algorithm file, registered in algorithms.def. */
+#define TC_ALGORITHM(id, name, props, summary) \
+    tc_status tc_a2a_##id(const tc_topology *topo, tc_schedule **sched);
+#include "algorithms.def"
+#undef TC_ALGORITHM
+
+#endif

@@ -1,0 +1,205 @@
+/* Loading and writing topologies in any format, synthetic topologies from a
+ * short string, and structural equality (for round-trip tests). */
+#include "tc_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static tc_format sniff(const char *path, const char *text, size_t len)
+{
+    const char *dot = path ? strrchr(path, '.') : NULL;
+    if (dot && (!strcasecmp(dot, ".yaml") || !strcasecmp(dot, ".yml"))) return TC_FORMAT_YAML;
+    if (dot && !strcasecmp(dot, ".conf")) return TC_FORMAT_SLURM;
+    /* contents: a Slurm file has SwitchName= at the start of some line */
+    for (size_t i = 0; i + 11 <= len; i++)
+        if ((i == 0 || text[i - 1] == '\n') && !strncasecmp(text + i, "SwitchName=", 11)) return TC_FORMAT_SLURM;
+    return TC_FORMAT_YAML;
+}
+
+tc_status tc_topology_parse(const char *text, size_t len, tc_format format, const char *filename, tc_topology **topo)
+{
+    if (!text || !topo) TC_FAIL(TC_ERR_ARG, "topology: missing argument");
+    if (format == TC_FORMAT_AUTO) format = sniff(filename, text, len);
+    tc_status rc = format == TC_FORMAT_SLURM ? tc_slurm_parse(text, len, filename, topo)
+                                             : tc_yaml_parse(text, len, filename, topo);
+    if (rc == TC_OK && filename && !*tc_topology_name(*topo)) {
+        const char *base = strrchr(filename, '/');
+        base = base ? base + 1 : filename;
+        char name[256];
+        snprintf(name, sizeof name, "%s", base);
+        char *dot = strrchr(name, '.');
+        if (dot && dot != name) *dot = '\0';
+        if (tc_topology_set_name(*topo, name)) { tc_topology_destroy(*topo); *topo = NULL; TC_FAIL(TC_ERR_NOMEM, "out of memory"); }
+    }
+    return rc;
+}
+
+static bool looks_synthetic(const char *s)
+{
+    if (!strncmp(s, "star:", 5) || !strncmp(s, "chain:", 6) || !strncmp(s, "tree:", 5)) return true;
+    for (; *s; s++)
+        if (!isdigit((unsigned char)*s)) return false;
+    return true;
+}
+
+tc_status tc_topology_load(const char *path, tc_format format, tc_topology **topo)
+{
+    if (!path || !topo) TC_FAIL(TC_ERR_ARG, "topology: missing argument");
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        int err = errno;
+        if (looks_synthetic(path) && *path) return tc_topology_synthetic(path, topo);
+        TC_FAIL(TC_ERR_IO, "cannot open topology '%s': %s", path, strerror(err));
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t n = fread(buf + len, 1, cap - len, f);
+        len += n;
+        if (n == 0) break;
+        if (len == cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) { free(buf); buf = NULL; break; }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!buf) TC_FAIL(TC_ERR_NOMEM, "out of memory reading '%s'", path);
+    if (bad) { free(buf); TC_FAIL(TC_ERR_IO, "cannot read topology '%s'", path); }
+    tc_status rc = tc_topology_parse(buf, len, format, path, topo);
+    free(buf);
+    return rc;
+}
+
+tc_status tc_topology_write(const tc_topology *topo, tc_format format, FILE *out)
+{
+    if (!topo || !out) TC_FAIL(TC_ERR_ARG, "topology: missing argument");
+    return format == TC_FORMAT_SLURM ? tc_slurm_write(topo, out) : tc_yaml_write(topo, out);
+}
+
+/* ---- synthetic ---- */
+static tc_status parse_counts(const char *spec, const char *list, int *counts, int *n, int max)
+{
+    *n = 0;
+    const char *p = list;
+    while (*p) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 0 || v > 1000000)
+            TC_FAIL(TC_ERR_PARSE, "topology spec '%s': expected numbers separated by commas", spec);
+        if (*n == max) TC_FAIL(TC_ERR_LIMIT, "topology spec '%s': more than %d numbers", spec, max);
+        counts[(*n)++] = (int)v;
+        p = end;
+        if (*p == ',') p++;
+        else if (*p) TC_FAIL(TC_ERR_PARSE, "topology spec '%s': unexpected '%c'", spec, *p);
+    }
+    if (*n == 0) TC_FAIL(TC_ERR_PARSE, "topology spec '%s': no numbers", spec);
+    return TC_OK;
+}
+
+typedef struct synth { tc_topology *t; int nm, ns; } synth;
+
+static tc_status synth_switch(synth *s, int parent, char *name)
+{
+    sprintf(name, "s%d", s->ns++);
+    tc_status rc = tc_topology_add_switch(s->t, name, NULL);
+    if (rc || parent < 0) return rc;
+    char pname[32];
+    sprintf(pname, "s%d", parent);
+    return tc_topology_add_link(s->t, name, pname, 0, 0, NULL);
+}
+
+static tc_status synth_machines(synth *s, const char *sw, int count)
+{
+    char name[32];
+    for (int i = 0; i < count; i++) {
+        sprintf(name, "n%d", s->nm++);
+        tc_status rc = tc_topology_add_machine(s->t, name, 1, NULL);
+        if (rc || (rc = tc_topology_add_link(s->t, name, sw, 0, 0, NULL))) return rc;
+    }
+    return TC_OK;
+}
+
+static tc_status synth_tree(synth *s, int parent, const int *fan, int levels)
+{
+    char name[32];
+    int me = s->ns;
+    tc_status rc = synth_switch(s, parent, name);
+    if (rc) return rc;
+    if (levels == 1) return synth_machines(s, name, fan[0]);
+    for (int i = 0; i < fan[0] && rc == TC_OK; i++) rc = synth_tree(s, me, fan + 1, levels - 1);
+    return rc;
+}
+
+tc_status tc_topology_synthetic(const char *spec, tc_topology **topo)
+{
+    int counts[64], n;
+    tc_status rc = TC_OK;
+    synth s = {0};
+    char name[32];
+    if (!spec || !topo) TC_FAIL(TC_ERR_ARG, "topology spec: missing argument");
+    const char *colon = strchr(spec, ':');
+    const char *kind = colon ? spec : "star";
+    size_t kind_len = colon ? (size_t)(colon - spec) : 4;
+    TC_TRY(rc, out, parse_counts(spec, colon ? colon + 1 : spec, counts, &n, 64));
+    TC_TRY(rc, out, tc_topology_create(&s.t));
+    TC_TRY(rc, out, tc_topology_set_name(s.t, spec));
+    if (!strncmp(kind, "star", kind_len) && kind_len == 4) {
+        TC_TRY(rc, out, synth_switch(&s, -1, name));
+        TC_TRY(rc, out, synth_machines(&s, name, counts[0]));
+        for (int i = 1; i < n; i++) {
+            TC_TRY(rc, out, synth_switch(&s, 0, name));
+            TC_TRY(rc, out, synth_machines(&s, name, counts[i]));
+        }
+    } else if (!strncmp(kind, "chain", kind_len) && kind_len == 5) {
+        for (int i = 0; i < n; i++) {
+            TC_TRY(rc, out, synth_switch(&s, i - 1, name));
+            TC_TRY(rc, out, synth_machines(&s, name, counts[i]));
+        }
+    } else if (!strncmp(kind, "tree", kind_len) && kind_len == 4) {
+        TC_TRY(rc, out, synth_tree(&s, -1, counts, n));
+    } else
+        TC_FAIL_GOTO(rc, out, TC_ERR_PARSE, "topology spec '%s': unknown shape '%.*s' (use N, star:a,b,.., chain:a,b,.. or tree:f1,..,m)",
+                     spec, (int)kind_len, kind);
+    TC_TRY(rc, out, tc_topology_finalize(s.t));
+    *topo = s.t;
+    return TC_OK;
+out:
+    tc_topology_destroy(s.t);
+    return rc;
+}
+
+/* ---- equality ---- */
+static int link_between(const tc_topology *t, int x, int y)
+{
+    if (t->parent[x] == y) return t->parent_link[x];
+    if (t->parent[y] == x) return t->parent_link[y];
+    return -1;
+}
+
+int tc_topology_equal(const tc_topology *a, const tc_topology *b)
+{
+    if (!a->finalized || !b->finalized) return 0;
+    if (a->num_nodes != b->num_nodes || a->num_machines != b->num_machines || a->num_links != b->num_links) return 0;
+    for (int r = 0; r < a->num_machines; r++) {
+        const tc_node *x = &a->nodes[a->machines[r]], *y = &b->nodes[b->machines[r]];
+        if (strcmp(x->name, y->name) || x->slots != y->slots) return 0;
+    }
+    for (int i = 0; i < a->num_nodes; i++) {
+        int j = tc_topology_node_find(b, a->nodes[i].name);
+        if (j < 0 || b->nodes[j].kind != a->nodes[i].kind) return 0;
+    }
+    for (int l = 0; l < a->num_links; l++) {
+        int x = tc_topology_node_find(b, a->nodes[a->links[l].child].name);
+        int y = tc_topology_node_find(b, a->nodes[a->links[l].parent].name);
+        int m = link_between(b, x, y);
+        if (m < 0 || b->links[m].bandwidth != a->links[l].bandwidth || b->links[m].latency != a->links[l].latency)
+            return 0;
+    }
+    return 1;
+}

@@ -1,0 +1,247 @@
+/* Slurm topology.conf (tree plugin): SwitchName=, Nodes=, Switches=,
+ * LinkSpeed=.  Keys are case-insensitive, '#' starts a comment, a trailing
+ * backslash continues a line.  LinkSpeed applies to the links from the switch
+ * to everything its line lists; Slurm leaves its unit open, topocoll reads a
+ * bare number as Mbit/s and also accepts units ("10Gbit"). */
+#include "tc_internal.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef struct slurm_switch {
+    char *name, *nodes, *switches;
+    double speed;
+    int line;
+} slurm_switch;
+
+static void free_switches(slurm_switch *sw, int n)
+{
+    for (int i = 0; i < n; i++) { free(sw[i].name); free(sw[i].nodes); free(sw[i].switches); }
+    free(sw);
+}
+
+static tc_status add_links(tc_topology *t, const char *list, const slurm_switch *sw, const char *file,
+                           bool machines)
+{
+    char where[512];
+    snprintf(where, sizeof where, "%s:%d", file, sw->line);
+    char *names;
+    size_t n;
+    tc_status rc = tc_hostlist_expand(list, &names, &n);
+    if (rc) TC_FAIL(rc, "%s: %s", where, tc_error_message());
+    char *p = names;
+    for (size_t i = 0; i < n; i++, p += strlen(p) + 1) {
+        if (machines && tc_topology_node_find(t, p) < 0) {
+            if ((rc = tc_topology_add_machine(t, p, 1, where))) break;
+        } else if (!machines && tc_topology_node_find(t, p) < 0) {
+            rc = tc_error_set(TC_ERR_TOPOLOGY, __FILE__, __LINE__, "%s: switch '%s' lists unknown switch '%s'",
+                              where, sw->name, p);
+            break;
+        } else if (machines) {
+            int node = tc_topology_node_find(t, p);
+            rc = tc_error_set(TC_ERR_TOPOLOGY, __FILE__, __LINE__, "%s: '%s' is listed again (already a %s, %s)",
+                              where, p, tc_topology_node_kind(t, node) == TC_NODE_MACHINE ? "machine" : "switch",
+                              t->nodes[node].where ? t->nodes[node].where : "?");
+            break;
+        }
+        if ((rc = tc_topology_add_link(t, p, sw->name, sw->speed, 0, where))) break;
+    }
+    free(names);
+    return rc;
+}
+
+tc_status tc_slurm_parse(const char *text, size_t len, const char *file, tc_topology **out)
+{
+    tc_status rc = TC_OK;
+    slurm_switch *sw = NULL;
+    int nsw = 0, capsw = 0;
+    tc_topology *t = NULL;
+    char *buf = tc_xmalloc(len + 1);
+    if (!buf) TC_FAIL(TC_ERR_NOMEM, "out of memory");
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    if (!file) file = "<string>";
+
+    /* Logical lines: a physical line ending in a backslash continues on the
+     * next; comments end at the end of their physical line. */
+    int lineno = 0;
+    char *next_line = buf;
+    char *line = NULL;
+    size_t cap = 0;
+    while (next_line) {
+        int start_line = lineno + 1;
+        size_t used = 0;
+        bool more = true;
+        while (more && next_line) {
+            char *phys = next_line, *nl = strchr(phys, '\n');
+            if (nl) *nl = '\0';
+            next_line = nl ? nl + 1 : NULL;
+            lineno++;
+            char *hash = strchr(phys, '#');
+            if (hash) *hash = '\0';
+            size_t l = strlen(phys);
+            while (l && strchr(" \t\r", phys[l - 1])) phys[--l] = '\0';
+            more = l && phys[l - 1] == '\\';
+            if (more) phys[--l] = ' ';
+            if (used + l + 2 > cap) {
+                cap = (used + l + 2) * 2;
+                char *n = realloc(line, cap);
+                if (!n) { free(line); TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "out of memory"); }
+                line = n;
+            }
+            memcpy(line + used, phys, l);
+            used += l;
+            line[used++] = ' ';
+            line[used] = '\0';
+        }
+        if (!line) continue;
+        slurm_switch cur = {0};
+        cur.line = start_line;
+        char *save = NULL;
+        for (char *tok = strtok_r(line, " \t\r", &save); tok; tok = strtok_r(NULL, " \t\r", &save)) {
+            char *eq = strchr(tok, '=');
+            if (!eq) TC_FAIL_GOTO(rc, fail_cur, TC_ERR_PARSE, "%s:%d: expected Key=Value, got '%s'", file, start_line, tok);
+            *eq = '\0';
+            const char *val = eq + 1;
+            if (!*val) TC_FAIL_GOTO(rc, fail_cur, TC_ERR_PARSE, "%s:%d: %s= has no value", file, start_line, tok);
+            char **slot = NULL;
+            if (!strcasecmp(tok, "SwitchName")) slot = &cur.name;
+            else if (!strcasecmp(tok, "Nodes")) slot = &cur.nodes;
+            else if (!strcasecmp(tok, "Switches")) slot = &cur.switches;
+            else if (!strcasecmp(tok, "LinkSpeed")) {
+                if (tc_parse_rate(val, 1e6, &cur.speed))
+                    TC_FAIL_GOTO(rc, fail_cur, TC_ERR_PARSE, "%s:%d: LinkSpeed: %s", file, start_line, tc_error_message());
+                continue;
+            } else if (!strcasecmp(tok, "BlockName") || !strcasecmp(tok, "BlockSizes"))
+                TC_FAIL_GOTO(rc, fail_cur, TC_ERR_UNSUPPORTED, "%s:%d: %s belongs to Slurm's block topology; topocoll reads the tree topology (SwitchName=)",
+                             file, start_line, tok);
+            else
+                TC_FAIL_GOTO(rc, fail_cur, TC_ERR_PARSE, "%s:%d: unknown key '%s' (expected SwitchName, Nodes, Switches or LinkSpeed)",
+                             file, start_line, tok);
+            if (*slot) TC_FAIL_GOTO(rc, fail_cur, TC_ERR_PARSE, "%s:%d: %s= given twice", file, start_line, tok);
+            *slot = tc_strdup(val);
+            if (!*slot) TC_FAIL_GOTO(rc, fail_cur, TC_ERR_NOMEM, "out of memory");
+        }
+        if (cur.name || cur.nodes || cur.switches || cur.speed > 0) {
+            if (!cur.name)
+                TC_FAIL_GOTO(rc, fail_cur, TC_ERR_PARSE, "%s:%d: line has no SwitchName=", file, start_line);
+            if (nsw == capsw) {
+                capsw = capsw ? capsw * 2 : 16;
+                slurm_switch *n = realloc(sw, sizeof *n * (size_t)capsw);
+                if (!n) TC_FAIL_GOTO(rc, fail_cur, TC_ERR_NOMEM, "out of memory");
+                sw = n;
+            }
+            sw[nsw++] = cur;
+        }
+        continue;
+    fail_cur:
+        free(cur.name); free(cur.nodes); free(cur.switches);
+        free(line);
+        goto out;
+    }
+    free(line);
+    if (nsw == 0) TC_FAIL_GOTO(rc, out, TC_ERR_TOPOLOGY, "%s: no SwitchName= line: the file describes no switch", file);
+
+    TC_TRY(rc, out, tc_topology_create(&t));
+    char where[512];
+    for (int i = 0; i < nsw; i++) {
+        snprintf(where, sizeof where, "%s:%d", file, sw[i].line);
+        TC_TRY(rc, out, tc_topology_add_switch(t, sw[i].name, where));
+    }
+    /* machines first, in file order, so ranks follow the file */
+    for (int i = 0; i < nsw; i++)
+        if (sw[i].nodes) TC_TRY(rc, out, add_links(t, sw[i].nodes, &sw[i], file, true));
+    for (int i = 0; i < nsw; i++)
+        if (sw[i].switches) TC_TRY(rc, out, add_links(t, sw[i].switches, &sw[i], file, false));
+    TC_TRY(rc, out, tc_topology_finalize(t));
+    *out = t;
+    t = NULL;
+out:
+    tc_topology_destroy(t);
+    free_switches(sw, nsw);
+    free(buf);
+    return rc;
+}
+
+/* Children of a switch, machines in rank order first, then switches. */
+tc_status tc_slurm_write(const tc_topology *t, FILE *f)
+{
+    if (!t->finalized) TC_FAIL(TC_ERR_ARG, "topology not finalized");
+    if (tc_topology_num_switches(t) == 0)
+        TC_FAIL(TC_ERR_UNSUPPORTED, "Slurm's topology.conf cannot describe a machine without a switch");
+    for (int r = 0; r < t->num_machines; r++)
+        if (t->nodes[t->machines[r]].slots != 1)
+            TC_FAIL(TC_ERR_UNSUPPORTED, "machine '%s' has %d slots; topology.conf cannot say so (use YAML)",
+                    t->nodes[t->machines[r]].name, t->nodes[t->machines[r]].slots);
+    for (int l = 0; l < t->num_links; l++)
+        if (t->links[l].latency > 0)
+            TC_FAIL(TC_ERR_UNSUPPORTED, "link %s-%s has a latency; topology.conf cannot say so (use YAML)",
+                    t->nodes[t->links[l].child].name, t->nodes[t->links[l].parent].name);
+    int V = t->num_nodes;
+    const char **names = tc_xmalloc(sizeof(char *) * (size_t)V);
+    int *order = tc_xmalloc(sizeof(int) * (size_t)V), *key = tc_xmalloc(sizeof(int) * (size_t)V);
+    tc_status rc = TC_OK;
+    if (!names || !order || !key) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "out of memory");
+    /* switches ordered by their first machine's rank (switches without
+     * machines after), so that reading the file back gives the same ranks */
+    int ns = 0;
+    for (int i = 0; i < V; i++) {
+        key[i] = INT32_MAX;
+        if (t->nodes[i].kind == TC_NODE_SWITCH) order[ns++] = i;
+    }
+    for (int r = t->num_machines - 1; r >= 0; r--) {
+        int m = t->machines[r];
+        if (t->parent[m] >= 0) key[t->parent[m]] = r;
+    }
+    for (int i = 1; i < ns; i++) {
+        int x = order[i], j = i - 1;
+        while (j >= 0 && key[order[j]] > key[x]) { order[j + 1] = order[j]; j--; }
+        order[j + 1] = x;
+    }
+    fprintf(f, "# topology.conf written by topocoll %s%s%s\n", TOPOCOLL_VERSION, t->name && *t->name ? ": " : "",
+            t->name ? t->name : "");
+    for (int i = 0; i < ns; i++) {
+        int s = order[i], nm = 0, nsub = 0;
+        double speed = -1;
+        bool mixed = false;
+        for (int r = 0; r < t->num_machines; r++)
+            if (t->parent[t->machines[r]] == s) names[nm++] = t->nodes[t->machines[r]].name;
+        for (int l = 0; l < t->num_links; l++) {
+            if (t->links[l].parent != s) continue;
+            if (speed >= 0 && speed != t->links[l].bandwidth) mixed = true;
+            speed = t->links[l].bandwidth;
+        }
+        if (mixed)
+            TC_FAIL_GOTO(rc, out, TC_ERR_UNSUPPORTED, "links below switch '%s' differ in bandwidth; topology.conf has one LinkSpeed per switch (use YAML)",
+                         t->nodes[s].name);
+        fprintf(f, "SwitchName=%s", t->nodes[s].name);
+        char *expr = NULL;
+        if (nm) {
+            TC_TRY(rc, out, tc_hostlist_compress(names, (size_t)nm, &expr));
+            fprintf(f, " Nodes=%s", expr);
+            free(expr);
+        }
+        for (int j = 0; j < ns; j++)
+            if (t->parent[order[j]] == s) names[nsub++] = t->nodes[order[j]].name;
+        if (nsub) {
+            TC_TRY(rc, out, tc_hostlist_compress(names, (size_t)nsub, &expr));
+            fprintf(f, " Switches=%s", expr);
+            free(expr);
+        }
+        if (speed > 0) {
+            if (speed / 1e6 == (double)(long long)(speed / 1e6)) fprintf(f, " LinkSpeed=%lld", (long long)(speed / 1e6));
+            else {
+                char buf[32];
+                tc_format_rate(speed, buf, sizeof buf);
+                fprintf(f, " LinkSpeed=%s", buf);
+            }
+        }
+        fputc('\n', f);
+    }
+    if (ferror(f)) rc = tc_error_set(TC_ERR_IO, __FILE__, __LINE__, "could not write topology.conf");
+out:
+    free(names); free(order); free(key);
+    return rc;
+}

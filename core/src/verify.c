@@ -1,0 +1,158 @@
+/* The verifier: proves a schedule against the all-to-all postcondition and
+ * measures contention by re-deriving every path on the topology.  It shares
+ * nothing with the generators but the IR.  Cost: O(ops * height) time;
+ * memory p^2 bytes (direct schedules) or p^3 bits (forwarding schedules). */
+#include "tc_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PROBLEM(rep, ...)                                                        \
+    do {                                                                         \
+        if (!(rep)->problem[0]) snprintf((rep)->problem, sizeof (rep)->problem, __VA_ARGS__); \
+    } while (0)
+
+/* Forwarding schedules: a bit per (block, holder). */
+#define VERIFY_MAX_FORWARD_RANKS 1024
+
+static tc_status check_delivery(const tc_schedule *s, const tc_topology *topo, tc_verify_report *rep)
+{
+    int p = s->num_ranks;
+    bool forwarding = false;
+    for (int64_t i = 0; i < s->num_ops && !forwarding; i++) forwarding = s->ops[i].first_block >= 0;
+    const char *name_src, *name_dst;
+#define MNAME(r) tc_topology_node_name(topo, tc_topology_machine_node(topo, (r)))
+    unsigned char *arrived = tc_xcalloc((size_t)p * (size_t)p, 1);
+    if (!arrived) TC_FAIL(TC_ERR_NOMEM, "verify: out of memory for %d x %d blocks", p, p);
+    uint64_t *held = NULL;
+    size_t words = ((size_t)p + 63) / 64;
+    if (forwarding) {
+        if (p > VERIFY_MAX_FORWARD_RANKS) {
+            free(arrived);
+            TC_FAIL(TC_ERR_LIMIT, "verify: forwarding schedules are checked up to %d ranks (%d given)",
+                    VERIFY_MAX_FORWARD_RANKS, p);
+        }
+        held = tc_xcalloc((size_t)p * (size_t)p * words, sizeof(uint64_t));
+        if (!held) { free(arrived); TC_FAIL(TC_ERR_NOMEM, "verify: out of memory"); }
+        for (int o = 0; o < p; o++)
+            for (int d = 0; d < p; d++) held[((size_t)o * p + d) * words + o / 64] |= 1ull << (o % 64);
+    }
+    rep->complete = 1;
+    for (int st = 0; st < s->num_steps; st++) {
+        int64_t b = s->step_begin[st], e = s->step_begin[st + 1];
+        for (int pass = 0; pass < 2; pass++) {    /* sends see holdings from before the step */
+            for (int64_t i = b; i < e; i++) {
+                const tc_op *op = &s->ops[i];
+                name_src = MNAME(op->src);
+                name_dst = MNAME(op->dst);
+                if (op->src == op->dst) {
+                    if (pass == 0) {
+                        rep->complete = 0;
+                        PROBLEM(rep, "step %d: operation %s->%s sends to itself", st, name_src, name_dst);
+                    }
+                    continue;
+                }
+                int32_t nb = op->first_block < 0 ? 1 : op->num_blocks;
+                for (int32_t k = 0; k < nb; k++) {
+                    int o = op->first_block < 0 ? op->src : s->blocks[2 * (op->first_block + k)];
+                    int d = op->first_block < 0 ? op->dst : s->blocks[2 * (op->first_block + k) + 1];
+                    uint64_t *h = held ? &held[((size_t)o * p + d) * words] : NULL;
+                    if (pass == 0) {
+                        if (h && !(h[op->src / 64] >> (op->src % 64) & 1)) {
+                            rep->complete = 0;
+                            PROBLEM(rep, "step %d: %s->%s forwards block %s->%s, which %s does not hold yet", st,
+                                    name_src, name_dst, MNAME(o), MNAME(d), name_src);
+                        }
+                        continue;
+                    }
+                    if (h) h[op->dst / 64] |= 1ull << (op->dst % 64);
+                    if (op->dst == d && o != d) {
+                        unsigned char *a = &arrived[(size_t)o * p + d];
+                        if (*a) {
+                            rep->complete = 0;
+                            PROBLEM(rep, "step %d: block %s->%s arrives a second time", st, MNAME(o), MNAME(d));
+                        } else
+                            *a = 1;
+                    }
+                }
+            }
+        }
+    }
+    for (int o = 0; o < p && rep->complete; o++)
+        for (int d = 0; d < p; d++)
+            if (o != d && !arrived[(size_t)o * p + d]) {
+                rep->complete = 0;
+                PROBLEM(rep, "block %s->%s never arrives", MNAME(o), MNAME(d));
+                break;
+            }
+#undef MNAME
+    free(arrived);
+    free(held);
+    return TC_OK;
+}
+
+static tc_status check_contention(const tc_schedule *s, const tc_topology *topo, tc_verify_report *rep)
+{
+    int E = 2 * tc_topology_num_links(topo), h = tc_topology_height(topo);
+    int32_t *stamp = tc_xmalloc(sizeof(int32_t) * (size_t)(E ? E : 1));
+    int32_t *use = tc_xcalloc((size_t)(E ? E : 1), sizeof(int32_t));
+    int64_t *first_op = tc_xmalloc(sizeof(int64_t) * (size_t)(E ? E : 1));
+    int32_t *path = tc_xmalloc(sizeof(int32_t) * (size_t)(2 * h + 2));
+    if (!stamp || !use || !first_op || !path) {
+        free(stamp); free(use); free(first_op); free(path);
+        TC_FAIL(TC_ERR_NOMEM, "verify: out of memory");
+    }
+    for (int i = 0; i < E; i++) stamp[i] = -1;
+    rep->contention_free = 1;
+    for (int st = 0; st < s->num_steps; st++) {
+        bool contended = false;
+        for (int64_t i = s->step_begin[st]; i < s->step_begin[st + 1]; i++) {
+            const tc_op *op = &s->ops[i];
+            if (op->src == op->dst) continue;
+            int n = tc_topology_path(topo, op->src, op->dst, path);
+            for (int k = 0; k < n; k++) {
+                int32_t e = path[k];
+                if (stamp[e] != st) { stamp[e] = st; use[e] = 1; first_op[e] = i; continue; }
+                use[e]++;
+                if (use[e] > rep->max_edge_use) rep->max_edge_use = use[e];
+                if (!contended) {
+                    contended = true;
+                    rep->contended_steps++;
+                    rep->contention_free = 0;
+                    const tc_op *other = &s->ops[first_op[e]];
+                    int child, parent;
+                    tc_topology_link(topo, e / 2, &child, &parent, NULL, NULL);
+                    int from = e % 2 ? parent : child, to = e % 2 ? child : parent;
+#define MNAME(r) tc_topology_node_name(topo, tc_topology_machine_node(topo, (r)))
+                    PROBLEM(rep, "step %d: %s->%s and %s->%s both use edge %s->%s", st, MNAME(other->src),
+                            MNAME(other->dst), MNAME(op->src), MNAME(op->dst), tc_topology_node_name(topo, from),
+                            tc_topology_node_name(topo, to));
+#undef MNAME
+                }
+            }
+        }
+    }
+    if (rep->max_edge_use == 0 && s->num_ops) rep->max_edge_use = 1;
+    free(stamp); free(use); free(first_op); free(path);
+    return TC_OK;
+}
+
+tc_status tc_schedule_verify(const tc_schedule *s, const tc_topology *topo, tc_verify_report *rep)
+{
+    if (!s || !topo || !rep) TC_FAIL(TC_ERR_ARG, "verify: missing argument");
+    if (!topo->finalized) TC_FAIL(TC_ERR_ARG, "verify: topology not finalized");
+    if (s->num_ranks != tc_topology_num_machines(topo))
+        TC_FAIL(TC_ERR_ARG, "verify: the schedule has %d ranks but the topology has %d machines", s->num_ranks,
+                tc_topology_num_machines(topo));
+    memset(rep, 0, sizeof *rep);
+    rep->num_steps = s->num_steps;
+    rep->num_ops = s->num_ops;
+    rep->load = tc_topology_alltoall_load(topo);
+    tc_status rc = check_delivery(s, topo, rep);
+    if (rc == TC_OK) rc = check_contention(s, topo, rep);
+    if (rc != TC_OK) return rc;
+    rep->optimal = rep->complete && rep->contention_free && (int64_t)rep->num_steps == rep->load;
+    if (rep->complete && rep->contention_free && !rep->optimal)
+        PROBLEM(rep, "%d steps, but the bottleneck load is %lld", rep->num_steps, (long long)rep->load);
+    return TC_OK;
+}

@@ -1,0 +1,462 @@
+"""Thin ctypes binding to libtopocoll, the C core.
+
+Everything that plans, parses or verifies lives in C; this module only moves
+handles and arrays across.  The library is found, in order, at
+``$TOPOCOLL_LIB``, ``<venv>/lib/libtopocoll.so`` (installed by ``make
+build``) and ``build/libtopocoll.so`` of a source checkout.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import sys
+from array import array
+from pathlib import Path
+
+__all__ = [
+    "TopocollError",
+    "Topology",
+    "Schedule",
+    "algorithms",
+    "library_path",
+    "include_path",
+]
+
+_FORMATS = {"auto": 0, "slurm": 1, "yaml": 2}
+
+
+class TopocollError(Exception):
+    """An error reported by libtopocoll: ``status`` names the kind, the text
+    names the culprit (and, for files, ``file:line``)."""
+
+    def __init__(self, status: str, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+def _candidates() -> list[Path]:
+    here = Path(__file__).resolve()
+    out = []
+    if os.environ.get("TOPOCOLL_LIB"):
+        out.append(Path(os.environ["TOPOCOLL_LIB"]))
+    out.append(Path(sys.prefix) / "lib" / "libtopocoll.so")
+    for parent in here.parents:
+        out.append(parent / "build" / "libtopocoll.so")
+        if (parent / "CMakeLists.txt").exists():
+            break
+    return out
+
+
+def library_path() -> Path:
+    """Absolute path of the core library that this binding loads."""
+    for c in _candidates():
+        if c.is_file():
+            return c.resolve()
+    tried = ", ".join(str(c) for c in _candidates())
+    raise TopocollError("io", f"libtopocoll.so not found (tried {tried}); run 'make build'")
+
+
+def include_path() -> Path:
+    """Folder holding ``topocoll/topocoll.h`` for the library in use."""
+    lib = library_path()
+    for cand in (lib.parent.parent / "include", lib.parent.parent / "core" / "include"):
+        if (cand / "topocoll" / "topocoll.h").is_file():
+            return cand.resolve()
+    raise TopocollError("io", f"topocoll.h not found beside {lib}")
+
+
+class _VerifyReport(ctypes.Structure):
+    _fields_ = [
+        ("complete", ctypes.c_int),
+        ("contention_free", ctypes.c_int),
+        ("optimal", ctypes.c_int),
+        ("num_steps", ctypes.c_int),
+        ("load", ctypes.c_int64),
+        ("num_ops", ctypes.c_int64),
+        ("contended_steps", ctypes.c_int64),
+        ("max_edge_use", ctypes.c_int64),
+        ("problem", ctypes.c_char * 512),
+    ]
+
+
+_lib = None
+_libc = ctypes.CDLL(ctypes.util.find_library("c"))
+_libc.open_memstream.restype = ctypes.c_void_p
+_libc.open_memstream.argtypes = [ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_size_t)]
+_libc.fopen.restype = ctypes.c_void_p
+_libc.fopen.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+_libc.fclose.argtypes = [ctypes.c_void_p]
+_libc.fflush.argtypes = [ctypes.c_void_p]
+_libc.free.argtypes = [ctypes.c_void_p]
+
+P = ctypes.c_void_p
+I, I32, I64, D, S = ctypes.c_int, ctypes.c_int32, ctypes.c_int64, ctypes.c_double, ctypes.c_char_p
+_PROTOS = {
+    "tc_status_name": (S, [I]),
+    "tc_error_message": (S, []),
+    "tc_error_clear": (None, []),
+    "tc_parse_rate": (I, [S, D, ctypes.POINTER(D)]),
+    "tc_parse_time": (I, [S, D, ctypes.POINTER(D)]),
+    "tc_format_rate": (None, [D, ctypes.c_char_p, ctypes.c_size_t]),
+    "tc_format_time": (None, [D, ctypes.c_char_p, ctypes.c_size_t]),
+    "tc_hostlist_expand": (I, [S, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t)]),
+    "tc_hostlist_compress": (I, [ctypes.POINTER(S), ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p)]),
+    "tc_topology_load": (I, [S, I, ctypes.POINTER(P)]),
+    "tc_topology_parse": (I, [S, ctypes.c_size_t, I, S, ctypes.POINTER(P)]),
+    "tc_topology_synthetic": (I, [S, ctypes.POINTER(P)]),
+    "tc_topology_destroy": (None, [P]),
+    "tc_topology_write": (I, [P, I, P]),
+    "tc_topology_equal": (I, [P, P]),
+    "tc_topology_name": (S, [P]),
+    "tc_topology_num_nodes": (I, [P]),
+    "tc_topology_num_machines": (I, [P]),
+    "tc_topology_num_switches": (I, [P]),
+    "tc_topology_node_name": (S, [P, I]),
+    "tc_topology_node_kind": (I, [P, I]),
+    "tc_topology_node_find": (I, [P, S]),
+    "tc_topology_machine_node": (I, [P, I]),
+    "tc_topology_machine_slots": (I, [P, I]),
+    "tc_topology_num_links": (I, [P]),
+    "tc_topology_link": (None, [P, I, ctypes.POINTER(I), ctypes.POINTER(I), ctypes.POINTER(D), ctypes.POINTER(D)]),
+    "tc_topology_link_machines_below": (I, [P, I]),
+    "tc_topology_link_load": (I64, [P, I]),
+    "tc_topology_alltoall_load": (I64, [P]),
+    "tc_topology_peak_factor": (D, [P]),
+    "tc_topology_peak_throughput": (D, [P, D]),
+    "tc_topology_aapc_root": (I, [P, ctypes.POINTER(I), ctypes.POINTER(I), ctypes.POINTER(I),
+                                  ctypes.POINTER(I), ctypes.POINTER(I)]),
+    "tc_algorithm_count": (I, []),
+    "tc_algorithm_name": (S, [I]),
+    "tc_algorithm_summary": (S, [I]),
+    "tc_algorithm_properties": (ctypes.c_uint, [I]),
+    "tc_alltoall_plan": (I, [S, P, ctypes.POINTER(P)]),
+    "tc_schedule_destroy": (None, [P]),
+    "tc_schedule_algorithm": (S, [P]),
+    "tc_schedule_num_ranks": (I, [P]),
+    "tc_schedule_num_steps": (I, [P]),
+    "tc_schedule_num_ops": (I64, [P]),
+    "tc_schedule_copy_ops": (None, [P, P]),
+    "tc_schedule_from_triples": (I, [S, I, I64, P, ctypes.POINTER(P)]),
+    "tc_schedule_write_json": (I, [P, P, P]),
+    "tc_schedule_verify": (I, [P, P, ctypes.POINTER(_VerifyReport)]),
+}
+
+PROP_CONTENTION_FREE, PROP_OPTIMAL, PROP_TOPOLOGY_AWARE = 1, 2, 4
+
+
+def lib():
+    """The loaded core library (loaded on first use)."""
+    global _lib
+    if _lib is None:
+        handle = ctypes.CDLL(str(library_path()))
+        for name, (res, args) in _PROTOS.items():
+            fn = getattr(handle, name)
+            fn.restype = res
+            fn.argtypes = args
+        _lib = handle
+    return _lib
+
+
+def _check(rc: int) -> None:
+    if rc != 0:
+        L = lib()
+        raise TopocollError(L.tc_status_name(rc).decode(), L.tc_error_message().decode())
+
+
+def _capture(write) -> str:
+    """Run write(FILE*) into memory and return the text."""
+    buf, size = ctypes.c_char_p(), ctypes.c_size_t()
+    f = _libc.open_memstream(ctypes.byref(buf), ctypes.byref(size))
+    try:
+        rc = write(f)
+    finally:
+        _libc.fclose(f)
+    try:
+        text = ctypes.string_at(buf, size.value).decode()
+    finally:
+        _libc.free(ctypes.cast(buf, ctypes.c_void_p))
+    _check(rc)
+    return text
+
+
+def _to_file(path: str | os.PathLike, write) -> None:
+    f = _libc.fopen(os.fsencode(path), b"wb")
+    if not f:
+        err = ctypes.get_errno()
+        raise TopocollError("io", f"cannot write '{path}': {os.strerror(err) if err else 'open failed'}")
+    try:
+        rc = write(f)
+    finally:
+        if _libc.fclose(f) != 0:
+            raise TopocollError("io", f"cannot write '{path}'")
+    _check(rc)
+
+
+def parse_rate(text: str, bare_unit: float = 0) -> float:
+    """Bits per second of a rate such as ``100Mbit``."""
+    out = ctypes.c_double()
+    _check(lib().tc_parse_rate(text.encode(), bare_unit, ctypes.byref(out)))
+    return out.value
+
+
+def parse_time(text: str, bare_unit: float = 0) -> float:
+    """Seconds of a time such as ``50us``."""
+    out = ctypes.c_double()
+    _check(lib().tc_parse_time(text.encode(), bare_unit, ctypes.byref(out)))
+    return out.value
+
+
+def format_rate(bps: float) -> str:
+    buf = ctypes.create_string_buffer(32)
+    lib().tc_format_rate(bps, buf, 32)
+    return buf.value.decode()
+
+
+def format_time(seconds: float) -> str:
+    buf = ctypes.create_string_buffer(32)
+    lib().tc_format_time(seconds, buf, 32)
+    return buf.value.decode()
+
+
+def hostlist_expand(expr: str) -> list[str]:
+    """Names of a Slurm hostlist expression, in order."""
+    ptr, n = ctypes.c_void_p(), ctypes.c_size_t()
+    _check(lib().tc_hostlist_expand(expr.encode(), ctypes.byref(ptr), ctypes.byref(n)))
+    try:
+        names, off = [], 0
+        for _ in range(n.value):
+            s = ctypes.string_at(ptr.value + off)
+            names.append(s.decode())
+            off += len(s) + 1
+        return names
+    finally:
+        _libc.free(ptr)
+
+
+def hostlist_compress(names: list[str]) -> str:
+    """A hostlist expression that expands back to exactly ``names``."""
+    arr = (ctypes.c_char_p * len(names))(*[n.encode() for n in names])
+    out = ctypes.c_void_p()
+    _check(lib().tc_hostlist_compress(arr, len(names), ctypes.byref(out)))
+    try:
+        return ctypes.string_at(out.value).decode()
+    finally:
+        _libc.free(out)
+
+
+class Topology:
+    """A validated switch tree (a handle on the C model)."""
+
+    def __init__(self, handle: int):
+        self._h = ctypes.c_void_p(handle)
+
+    def __del__(self):
+        if getattr(self, "_h", None) and _lib is not None:
+            _lib.tc_topology_destroy(self._h)
+            self._h = None
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, fmt: str = "auto") -> "Topology":
+        """Read a topology file (Slurm topology.conf or YAML, told by extension
+        or contents), or build a synthetic one from a spec such as
+        ``chain:8,8,8,8`` when no such file exists."""
+        h = ctypes.c_void_p()
+        _check(lib().tc_topology_load(os.fsencode(path), _FORMATS[fmt], ctypes.byref(h)))
+        return cls(h.value)
+
+    @classmethod
+    def parse(cls, text: str, fmt: str = "auto", filename: str = "<string>") -> "Topology":
+        h = ctypes.c_void_p()
+        data = text.encode()
+        _check(lib().tc_topology_parse(data, len(data), _FORMATS[fmt], filename.encode(), ctypes.byref(h)))
+        return cls(h.value)
+
+    @classmethod
+    def synthetic(cls, spec: str) -> "Topology":
+        h = ctypes.c_void_p()
+        _check(lib().tc_topology_synthetic(spec.encode(), ctypes.byref(h)))
+        return cls(h.value)
+
+    def write(self, fmt: str = "yaml") -> str:
+        """The topology as text in ``fmt`` (``yaml`` or ``slurm``)."""
+        return _capture(lambda f: lib().tc_topology_write(self._h, _FORMATS[fmt], f))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Topology) and bool(lib().tc_topology_equal(self._h, other._h))
+
+    __hash__ = None
+
+    @property
+    def name(self) -> str:
+        return lib().tc_topology_name(self._h).decode()
+
+    @property
+    def num_machines(self) -> int:
+        return lib().tc_topology_num_machines(self._h)
+
+    @property
+    def num_switches(self) -> int:
+        return lib().tc_topology_num_switches(self._h)
+
+    def node_name(self, node: int) -> str:
+        return lib().tc_topology_node_name(self._h, node).decode()
+
+    def node_is_machine(self, node: int) -> bool:
+        return lib().tc_topology_node_kind(self._h, node) == 0
+
+    @property
+    def machines(self) -> list[str]:
+        """Machine names in rank order."""
+        L = lib()
+        return [L.tc_topology_node_name(self._h, L.tc_topology_machine_node(self._h, r)).decode()
+                for r in range(self.num_machines)]
+
+    @property
+    def switches(self) -> list[str]:
+        L = lib()
+        return [self.node_name(n) for n in range(L.tc_topology_num_nodes(self._h)) if not self.node_is_machine(n)]
+
+    def slots(self, rank: int) -> int:
+        return lib().tc_topology_machine_slots(self._h, rank)
+
+    def links(self) -> list[dict]:
+        """Each link: child, parent, bandwidth/latency (0 = not given), the
+        machines below it and its all-to-all load."""
+        L = lib()
+        out = []
+        c, p, bw, lat = ctypes.c_int(), ctypes.c_int(), ctypes.c_double(), ctypes.c_double()
+        for l in range(L.tc_topology_num_links(self._h)):
+            L.tc_topology_link(self._h, l, ctypes.byref(c), ctypes.byref(p), ctypes.byref(bw), ctypes.byref(lat))
+            out.append({
+                "child": self.node_name(c.value),
+                "parent": self.node_name(p.value),
+                "bandwidth": bw.value,
+                "latency": lat.value,
+                "machines_below": L.tc_topology_link_machines_below(self._h, l),
+                "load": L.tc_topology_link_load(self._h, l),
+            })
+        return out
+
+    @property
+    def alltoall_load(self) -> int:
+        """All-to-all load of the bottleneck link (messages each way)."""
+        return lib().tc_topology_alltoall_load(self._h)
+
+    def peak_throughput(self, default_bandwidth: float) -> float:
+        """Peak aggregate all-to-all throughput in bit/s."""
+        return lib().tc_topology_peak_throughput(self._h, default_bandwidth)
+
+    def aapc_root(self) -> dict:
+        """The Faraj-Yuan root switch and its subtrees, largest first."""
+        m = self.num_machines
+        root, k = ctypes.c_int(), ctypes.c_int()
+        sizes, sub_of, sub_node = (ctypes.c_int * m)(), (ctypes.c_int * m)(), (ctypes.c_int * m)()
+        _check(lib().tc_topology_aapc_root(self._h, ctypes.byref(root), ctypes.byref(k), sizes, sub_of, sub_node))
+        names = self.machines
+        subtrees = [{"via": self.node_name(sub_node[i]), "machines": []} for i in range(k.value)]
+        for r in range(m):
+            subtrees[sub_of[r]]["machines"].append(names[r])
+        return {"root": self.node_name(root.value), "subtrees": subtrees}
+
+
+class Schedule:
+    """A schedule in the IR (a handle on the C object)."""
+
+    def __init__(self, handle: int):
+        self._h = ctypes.c_void_p(handle)
+
+    def __del__(self):
+        if getattr(self, "_h", None) and _lib is not None:
+            _lib.tc_schedule_destroy(self._h)
+            self._h = None
+
+    @classmethod
+    def plan(cls, algorithm: str, topology: Topology) -> "Schedule":
+        """Plan an all-to-all over the topology's machines."""
+        h = ctypes.c_void_p()
+        _check(lib().tc_alltoall_plan(algorithm.encode(), topology._h, ctypes.byref(h)))
+        return cls(h.value)
+
+    @classmethod
+    def from_triples(cls, algorithm: str, num_ranks: int, triples: "array") -> "Schedule":
+        """A direct schedule from a flat int32 array of (step, src, dst)."""
+        if triples.typecode != "i" or triples.itemsize != 4:
+            raise TypeError("triples must be array('i')")
+        h = ctypes.c_void_p()
+        n = len(triples) // 3
+        addr = triples.buffer_info()[0] if n else None
+        _check(lib().tc_schedule_from_triples(algorithm.encode(), num_ranks, n, addr, ctypes.byref(h)))
+        return cls(h.value)
+
+    @property
+    def algorithm(self) -> str:
+        return lib().tc_schedule_algorithm(self._h).decode()
+
+    @property
+    def num_ranks(self) -> int:
+        return lib().tc_schedule_num_ranks(self._h)
+
+    @property
+    def num_steps(self) -> int:
+        return lib().tc_schedule_num_steps(self._h)
+
+    @property
+    def num_ops(self) -> int:
+        return lib().tc_schedule_num_ops(self._h)
+
+    def triples(self) -> "array":
+        """All operations as a flat int32 array of (step, src, dst)."""
+        out = array("i", bytes(12 * self.num_ops))
+        if self.num_ops:
+            lib().tc_schedule_copy_ops(self._h, out.buffer_info()[0])
+        return out
+
+    def phases(self) -> list[list[tuple[int, int]]]:
+        """Operations grouped by step: phases[p] = [(src, dst), ...]."""
+        t = self.triples()
+        out: list[list[tuple[int, int]]] = [[] for _ in range(self.num_steps)]
+        for i in range(0, len(t), 3):
+            out[t[i]].append((t[i + 1], t[i + 2]))
+        return out
+
+    def verify(self, topology: Topology) -> dict:
+        """The verifier's report: complete, contention_free, optimal, ..."""
+        rep = _VerifyReport()
+        _check(lib().tc_schedule_verify(self._h, topology._h, ctypes.byref(rep)))
+        return {
+            "complete": bool(rep.complete),
+            "contention_free": bool(rep.contention_free),
+            "optimal": bool(rep.optimal),
+            "phases": rep.num_steps,
+            "load": rep.load,
+            "messages": rep.num_ops,
+            "contended_phases": rep.contended_steps,
+            "max_edge_use": rep.max_edge_use,
+            "problem": rep.problem.decode(),
+        }
+
+    def write_json(self, path: str | os.PathLike | None, topology: Topology | None) -> str | None:
+        """Write the schedule JSON to ``path`` (``None``: return it as text)."""
+        th = topology._h if topology is not None else None
+        if path is None:
+            return _capture(lambda f: lib().tc_schedule_write_json(self._h, th, f))
+        _to_file(path, lambda f: lib().tc_schedule_write_json(self._h, th, f))
+        return None
+
+
+def algorithms() -> list[dict]:
+    """The registry: name, summary and promised properties of each algorithm."""
+    L = lib()
+    out = []
+    for i in range(L.tc_algorithm_count()):
+        props = L.tc_algorithm_properties(i)
+        out.append({
+            "name": L.tc_algorithm_name(i).decode(),
+            "summary": L.tc_algorithm_summary(i).decode(),
+            "contention_free": bool(props & PROP_CONTENTION_FREE),
+            "optimal": bool(props & PROP_OPTIMAL),
+            "topology_aware": bool(props & PROP_TOPOLOGY_AWARE),
+        })
+    return out

@@ -1,0 +1,45 @@
+"""The ``topocoll`` command: a tiny main over one module per command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import __version__
+from ._core import TopocollError
+from .commands import COMMANDS
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="topocoll",
+        description="Topology-aware MPI collectives: plan contention-free all-to-all schedules "
+        "for a cluster's switch tree, verify them, and compare them with the MPI's own algorithms.",
+    )
+    parser.add_argument("--version", action="version", version=f"topocoll {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name, module in COMMANDS.items():
+        p = sub.add_parser(name, help=module.description, description=module.description)
+        module.setup_parser(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args._run(args) or 0)
+    except TopocollError as e:
+        print(f"topocoll: error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        print("topocoll: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""``topocoll plan``: plan an all-to-all schedule for a topology."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from .._core import Schedule, TopocollError, algorithms
+from ..common import add_topology_argument, emit_json, load_topology
+
+description = "plan an all-to-all schedule for a topology and write it as JSON"
+
+
+def setup_parser(p):
+    add_topology_argument(p)
+    names = [a["name"] for a in algorithms()]
+    p.add_argument("-a", "--algorithm", default="faraj-yuan", choices=names,
+                   help="algorithm (default %(default)s; see 'topocoll algorithms')")
+    p.add_argument("-o", "--output", help="write the schedule JSON here (default: standard output)")
+    p.add_argument("--check", action="store_true",
+                   help="plan and verify without writing the schedule; exit 1 if the algorithm's promises fail")
+    p.add_argument("--json", action="store_true",
+                   help='print a summary as JSON: {"phases", "load", "contention_free", "messages", "seconds", ...}')
+    p.add_argument("--no-verify", action="store_true", help="skip the verifier when writing a schedule")
+
+
+def promised(name: str) -> dict:
+    return next(a for a in algorithms() if a["name"] == name)
+
+
+def failures(report: dict, promise: dict) -> list[str]:
+    """What the verifier found against what the algorithm promises."""
+    bad = []
+    if not report["complete"]:
+        bad.append("incomplete")
+    if promise["contention_free"] and not report["contention_free"]:
+        bad.append("contention")
+    if promise["optimal"] and not report["optimal"]:
+        bad.append(f"{report['phases']} phases for load {report['load']}")
+    return bad
+
+
+def run(args):
+    topo = load_topology(args.topology)
+    t0 = time.perf_counter()
+    sched = Schedule.plan(args.algorithm, topo)
+    t_plan = time.perf_counter() - t0
+    report = None
+    if args.check or not args.no_verify:
+        report = sched.verify(topo)
+    t_verify = time.perf_counter() - t0 - t_plan
+    if not args.check:
+        if args.output:
+            sched.write_json(args.output, topo)
+        elif not args.json:
+            sys.stdout.write(sched.write_json(None, topo))
+    seconds = time.perf_counter() - t0
+    bad = failures(report, promised(args.algorithm)) if report else []
+    summary = {
+        "algorithm": args.algorithm,
+        "machines": topo.num_machines,
+        "phases": sched.num_steps,
+        "load": topo.alltoall_load,
+        "messages": sched.num_ops,
+        "contention_free": report["contention_free"] if report else None,
+        "complete": report["complete"] if report else None,
+        "optimal": report["optimal"] if report else None,
+        "seconds": round(seconds, 4),
+        "plan_seconds": round(t_plan, 4),
+        "verify_seconds": round(t_verify, 4) if report else None,
+    }
+    if args.json:
+        emit_json(summary)
+    elif args.check or args.output:
+        state = ("verified: complete" + (", contention-free" if report["contention_free"] else ", with contention")
+                 + (", optimal" if report["optimal"] else "")) if report else "not verified"
+        print(f"{args.algorithm} on {topo.name}: {sched.num_steps} phases (load {topo.alltoall_load}), "
+              f"{sched.num_ops} messages, {state}; {seconds:.3f} s"
+              + (f"; wrote {args.output}" if args.output and not args.check else ""), file=sys.stderr)
+    if bad:
+        raise TopocollError("verification failed", f"{args.algorithm} on {topo.name}: " + "; ".join(bad)
+                            + (f" ({report['problem']})" if report["problem"] else ""))
+    return 0

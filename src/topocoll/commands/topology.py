@@ -1,0 +1,104 @@
+"""``topocoll topology show|convert``: inspect and convert topology files."""
+
+from __future__ import annotations
+
+import sys
+
+from .._core import TopocollError, format_rate, format_time
+from ..common import DEFAULT_BANDWIDTH, add_topology_argument, emit_json, load_topology, rate
+
+description = "show a topology (bottleneck, load, peak bound, root) or convert it between formats"
+
+
+def setup_parser(p):
+    sub = p.add_subparsers(dest="action", metavar="ACTION")
+    sub.required = True
+    show = sub.add_parser("show", help="machines, switches, bottleneck links, load, peak bound, root, subtrees",
+                          description="Show a topology: machines, switches, bottleneck links, the all-to-all "
+                          "load, the peak aggregate throughput bound, the Faraj-Yuan root and its subtrees.")
+    add_topology_argument(show)
+    show.add_argument("--bandwidth", default=DEFAULT_BANDWIDTH,
+                      help="bandwidth of links the file gives none for (default %(default)s)")
+    show.add_argument("--json", action="store_true", help="print as JSON")
+    show.set_defaults(_action=run_show)
+    conv = sub.add_parser("convert", help="write a topology in another format",
+                          description="Convert between Slurm topology.conf and topocoll YAML. The output "
+                          "format is --to, or told by the output file's extension.")
+    add_topology_argument(conv)
+    conv.add_argument("-o", "--output", help="output file (default: standard output)")
+    conv.add_argument("--to", choices=["yaml", "slurm"], help="output format (default: from -o's extension, else yaml)")
+    conv.set_defaults(_action=run_convert)
+
+
+def run(args):
+    return args._action(args)
+
+
+def describe(topo, default_bw: float) -> dict:
+    """Everything ``show`` reports, as a dict (used by --json and the demo)."""
+    links = topo.links()
+    load = topo.alltoall_load
+    bottlenecks = [l for l in links if l["load"] == load and load > 0]
+    info = {
+        "name": topo.name,
+        "machines": topo.machines,
+        "switches": topo.switches,
+        "links": links,
+        "load": load,
+        "bottleneck_links": [
+            {"link": f"{l['child']}-{l['parent']}", "machines_each_side": [l["machines_below"],
+                                                                         topo.num_machines - l["machines_below"]]}
+            for l in bottlenecks
+        ],
+        "default_bandwidth": default_bw,
+        "peak_throughput_bps": topo.peak_throughput(default_bw),
+    }
+    if topo.num_machines >= 2:
+        info.update(topo.aapc_root())
+    return info
+
+
+def run_show(args):
+    topo = load_topology(args.topology)
+    info = describe(topo, rate(args.bandwidth))
+    if args.json:
+        emit_json(info)
+        return 0
+    m = info["machines"]
+    print(f"topology {info['name']}")
+    print(f"  machines: {len(m)} ({m[0]}{' .. ' + m[-1] if len(m) > 1 else ''}), switches: {len(info['switches'])}")
+    bws = sorted({l["bandwidth"] for l in info["links"]})
+    lats = sorted({l["latency"] for l in info["links"]})
+    if info["links"]:
+        print("  links: " + ", ".join(format_rate(b) if b else f"{args.bandwidth} (default)" for b in bws)
+              + "; latency " + ", ".join(format_time(t) if t else "not given" for t in lats))
+    if info["bottleneck_links"]:
+        shown = info["bottleneck_links"][:6]
+        more = len(info["bottleneck_links"]) - len(shown)
+        print(f"  bottleneck links (load {info['load']} messages each way): "
+              + ", ".join(f"{b['link']} ({b['machines_each_side'][0]}|{b['machines_each_side'][1]})" for b in shown)
+              + (f" and {more} more" if more > 0 else ""))
+    print(f"  all-to-all load: {info['load']} -> an optimal schedule has {info['load']} contention-free phases")
+    print(f"  peak aggregate throughput: {info['peak_throughput_bps'] / 1e6:.1f} Mbit/s")
+    if "root" in info:
+        sizes = ", ".join(f"{s['via']}:{len(s['machines'])}" for s in info["subtrees"])
+        print(f"  root: {info['root']}; subtrees (largest first, via:machines): {sizes}")
+    return 0
+
+
+def run_convert(args):
+    topo = load_topology(args.topology)
+    fmt = args.to
+    if fmt is None and args.output:
+        fmt = "slurm" if args.output.endswith(".conf") else "yaml"
+    fmt = fmt or "yaml"
+    text = topo.write(fmt)
+    if args.output:
+        try:
+            with open(args.output, "w") as f:
+                f.write(text)
+        except OSError as e:
+            raise TopocollError("io", f"cannot write '{args.output}': {e.strerror}") from None
+    else:
+        sys.stdout.write(text)
+    return 0
