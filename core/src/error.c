@@ -26,10 +26,14 @@ const char *tc_status_name(tc_status s)
 
 tc_status tc_error_set(tc_status s, const char *file, int line, const char *fmt, ...)
 {
+    /* Format aside first: callers often wrap the previous message
+     * (tc_error_message() as an argument), which lives in tc_err_msg. */
+    char tmp[sizeof tc_err_msg];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(tc_err_msg, sizeof tc_err_msg, fmt, ap);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
     va_end(ap);
+    memcpy(tc_err_msg, tmp, sizeof tmp);
     const char *base = strrchr(file, '/');
     snprintf(tc_err_origin, sizeof tc_err_origin, "%s:%d", base ? base + 1 : file, line);
     return s;

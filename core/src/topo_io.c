@@ -25,7 +25,7 @@ tc_status tc_topology_parse(const char *text, size_t len, tc_format format, cons
     if (format == TC_FORMAT_AUTO) format = sniff(filename, text, len);
     tc_status rc = format == TC_FORMAT_SLURM ? tc_slurm_parse(text, len, filename, topo)
                                              : tc_yaml_parse(text, len, filename, topo);
-    if (rc == TC_OK && filename && !*tc_topology_name(*topo)) {
+    if (rc == TC_OK && filename && *filename != '<' && !*tc_topology_name(*topo)) {
         const char *base = strrchr(filename, '/');
         base = base ? base + 1 : filename;
         char name[256];
@@ -37,9 +37,11 @@ tc_status tc_topology_parse(const char *text, size_t len, tc_format format, cons
     return rc;
 }
 
+/* "chain:8,8", "24": a spec rather than a file name (no path, no extension). */
 static bool looks_synthetic(const char *s)
 {
-    if (!strncmp(s, "star:", 5) || !strncmp(s, "chain:", 6) || !strncmp(s, "tree:", 5)) return true;
+    if (!*s || strchr(s, '/') || strchr(s, '.')) return false;
+    if (strchr(s, ':')) return true;
     for (; *s; s++)
         if (!isdigit((unsigned char)*s)) return false;
     return true;
@@ -51,7 +53,12 @@ tc_status tc_topology_load(const char *path, tc_format format, tc_topology **top
     FILE *f = fopen(path, "rb");
     if (!f) {
         int err = errno;
-        if (looks_synthetic(path) && *path) return tc_topology_synthetic(path, topo);
+        if (looks_synthetic(path)) {
+            tc_status rc = tc_topology_synthetic(path, topo);
+            if (rc != TC_OK && err == ENOENT)
+                TC_FAIL(rc, "'%s' is no file, nor a valid topology spec: %s", path, tc_error_message());
+            return rc;
+        }
         TC_FAIL(TC_ERR_IO, "cannot open topology '%s': %s", path, strerror(err));
     }
     size_t cap = 1 << 16, len = 0;

@@ -33,17 +33,22 @@ static tc_status add_links(tc_topology *t, const char *list, const slurm_switch 
     if (rc) TC_FAIL(rc, "%s: %s", where, tc_error_message());
     char *p = names;
     for (size_t i = 0; i < n; i++, p += strlen(p) + 1) {
-        if (machines && tc_topology_node_find(t, p) < 0) {
+        int node = tc_topology_node_find(t, p);
+        if (machines && node < 0) {
             if ((rc = tc_topology_add_machine(t, p, 1, where))) break;
-        } else if (!machines && tc_topology_node_find(t, p) < 0) {
+        } else if (node < 0) {
             rc = tc_error_set(TC_ERR_TOPOLOGY, __FILE__, __LINE__, "%s: switch '%s' lists unknown switch '%s'",
                               where, sw->name, p);
             break;
+        } else if (tc_topology_node_kind(t, node) == TC_NODE_MACHINE) {
+            rc = tc_error_set(TC_ERR_TOPOLOGY, __FILE__, __LINE__,
+                              machines ? "%s: machine '%s' (%s) is not a leaf: switch '%s' lists it again; a machine hangs on one switch"
+                                       : "%s: machine '%s' (%s) is not a leaf: switch '%s' lists it under Switches=",
+                              where, p, t->nodes[node].where ? t->nodes[node].where : "?", sw->name);
+            break;
         } else if (machines) {
-            int node = tc_topology_node_find(t, p);
-            rc = tc_error_set(TC_ERR_TOPOLOGY, __FILE__, __LINE__, "%s: '%s' is listed again (already a %s, %s)",
-                              where, p, tc_topology_node_kind(t, node) == TC_NODE_MACHINE ? "machine" : "switch",
-                              t->nodes[node].where ? t->nodes[node].where : "?");
+            rc = tc_error_set(TC_ERR_TOPOLOGY, __FILE__, __LINE__, "%s: duplicate name '%s': it is a switch (%s)",
+                              where, p, t->nodes[node].where ? t->nodes[node].where : "?");
             break;
         }
         if ((rc = tc_topology_add_link(t, p, sw->name, sw->speed, 0, where))) break;
@@ -200,8 +205,7 @@ tc_status tc_slurm_write(const tc_topology *t, FILE *f)
         while (j >= 0 && key[order[j]] > key[x]) { order[j + 1] = order[j]; j--; }
         order[j + 1] = x;
     }
-    fprintf(f, "# topology.conf written by topocoll %s%s%s\n", TOPOCOLL_VERSION, t->name && *t->name ? ": " : "",
-            t->name ? t->name : "");
+    fprintf(f, "# topology.conf written by topocoll %s\n", TOPOCOLL_VERSION);
     for (int i = 0; i < ns; i++) {
         int s = order[i], nm = 0, nsub = 0;
         double speed = -1;

@@ -113,9 +113,11 @@ static tc_status declare_machine(yctx *c, yaml_node_t *w, const char *name, void
 {
     pass_arg *a = arg;
     int old = tc_topology_node_find(a->t, name);
+    if (old >= 0 && tc_topology_node_kind(a->t, old) == TC_NODE_MACHINE)
+        YFAIL(c, w, TC_ERR_TOPOLOGY, "machine '%s' (%s) is not a leaf: it is listed again; a machine hangs on one switch",
+              name, a->t->nodes[old].where ? a->t->nodes[old].where : "?");
     if (old >= 0)
-        YFAIL(c, w, TC_ERR_TOPOLOGY, "'%s' is listed again (already a %s, %s)", name,
-              tc_topology_node_kind(a->t, old) == TC_NODE_MACHINE ? "machine" : "switch",
+        YFAIL(c, w, TC_ERR_TOPOLOGY, "duplicate name '%s': it is a switch (%s)", name,
               a->t->nodes[old].where ? a->t->nodes[old].where : "?");
     return tc_topology_add_machine(a->t, name, 1, where_of(c, w));
 }
@@ -179,7 +181,9 @@ static tc_status link_switch(yctx *c, yaml_node_t *w, const char *name, void *ar
         if (!strcmp(ca->all[i].sname, name)) child = &ca->all[i];
     if (!child) {
         int node = tc_topology_node_find(ca->a->t, name);
-        if (node >= 0) YFAIL(c, w, TC_ERR_TOPOLOGY, "'%s' is a machine, listed as a switch of '%s'", name, ca->a->sw->sname);
+        if (node >= 0)
+            YFAIL(c, w, TC_ERR_TOPOLOGY, "machine '%s' is not a leaf: switch '%s' lists it under switches", name,
+                  ca->a->sw->sname);
         YFAIL(c, w, TC_ERR_TOPOLOGY, "switch '%s' lists unknown switch '%s'", ca->a->sw->sname, name);
     }
     return tc_topology_add_link(ca->a->t, name, ca->a->sw->sname, pick(child->up.bw, ca->a->sw->down.bw, ca->a->file.bw),

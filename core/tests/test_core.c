@@ -1,0 +1,163 @@
+/* C tests of the core: hostlists, units, the error convention, the paper's
+ * Table 4, and the verifier catching broken schedules.  Prints
+ * "N passed, N failed". */
+#include "topocoll/topocoll.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                                     \
+    do {                                                                     \
+        if (cond) passed++;                                                  \
+        else {                                                               \
+            failed++;                                                        \
+            fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                    \
+            fputc('\n', stderr);                                             \
+        }                                                                    \
+    } while (0)
+
+static void test_hostlist(void)
+{
+    static const struct { const char *expr; const char *names; size_t n; } cases[] = {
+        {"n[0-3,9]", "n0 n1 n2 n3 n9", 5},
+        {"tux[01-03]", "tux01 tux02 tux03", 3},
+        {"a,b[1-2],c", "a b1 b2 c", 4},
+        {"r[1-2]n[1-2]", "r1n1 r1n2 r2n1 r2n2", 4},
+        {"n[8-10]", "n8 n9 n10", 3},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *names;
+        size_t n;
+        tc_status rc = tc_hostlist_expand(cases[i].expr, &names, &n);
+        CHECK(rc == TC_OK && n == cases[i].n, "%s: rc %d n %zu", cases[i].expr, rc, n);
+        if (rc) continue;
+        char joined[256] = "";
+        char *p = names;
+        for (size_t k = 0; k < n; k++, p += strlen(p) + 1) {
+            if (k) strcat(joined, " ");
+            strcat(joined, p);
+        }
+        CHECK(!strcmp(joined, cases[i].names), "%s expanded to '%s'", cases[i].expr, joined);
+        free(names);
+    }
+    static const char *bad[] = {"n[1-", "n[3-1]", "n[]", "n]", ",", "n[a]"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *names = NULL;
+        size_t n;
+        tc_status rc = tc_hostlist_expand(bad[i], &names, &n);
+        CHECK(rc == TC_ERR_PARSE && strstr(tc_error_message(), "hostlist"), "'%s' gave %d: %s", bad[i], rc,
+              tc_error_message());
+        free(names);
+    }
+    const char *in[] = {"n0", "n1", "n2", "n5", "tux01", "tux02", "x", "n7"};
+    char *expr;
+    CHECK(tc_hostlist_compress(in, 8, &expr) == TC_OK, "compress");
+    CHECK(!strcmp(expr, "n[0-2,5],tux[01-02],x,n7"), "compressed to '%s'", expr);
+    free(expr);
+}
+
+static void test_units(void)
+{
+    double v;
+    CHECK(tc_parse_rate("100Mbit", 0, &v) == TC_OK && v == 100e6, "100Mbit -> %g", v);
+    CHECK(tc_parse_rate("1Gbit/s", 0, &v) == TC_OK && v == 1e9, "1Gbit/s -> %g", v);
+    CHECK(tc_parse_rate("12.5MB/s", 0, &v) == TC_OK && v == 100e6, "12.5MB/s -> %g", v);
+    CHECK(tc_parse_rate("100", 1e6, &v) == TC_OK && v == 100e6, "bare 100 as Mbit -> %g", v);
+    CHECK(tc_parse_rate("100", 0, &v) == TC_ERR_PARSE && strstr(tc_error_message(), "unit"), "%s", tc_error_message());
+    CHECK(tc_parse_rate("fast", 0, &v) == TC_ERR_PARSE, "fast");
+    CHECK(tc_parse_time("50us", 0, &v) == TC_OK && v > 49.9e-6 && v < 50.1e-6, "50us -> %g", v);
+    CHECK(tc_parse_time("2 parsecs", 0, &v) == TC_ERR_PARSE, "parsecs");
+    char buf[32];
+    tc_format_rate(100e6, buf, sizeof buf);
+    CHECK(!strcmp(buf, "100Mbit"), "%s", buf);
+    tc_format_time(50e-6, buf, sizeof buf);
+    CHECK(!strcmp(buf, "50us"), "%s", buf);
+}
+
+static void test_errors(void)
+{
+    const char *text = "SwitchName=s0 Nodes=n[0-3]\nSwitchName=s1 Nodes=n3\n";
+    tc_topology *t = NULL;
+    tc_status rc = tc_topology_parse(text, strlen(text), TC_FORMAT_SLURM, "dup.conf", &t);
+    CHECK(rc == TC_ERR_TOPOLOGY, "duplicate machine gave %d", rc);
+    CHECK(strstr(tc_error_message(), "dup.conf:2") && strstr(tc_error_message(), "n3"), "message: %s",
+          tc_error_message());
+    CHECK(strstr(tc_error_origin(), ".c:") != NULL, "origin: %s", tc_error_origin());
+    tc_topology_destroy(t);
+}
+
+/* Faraj & Yuan, Table 4, with t0 = n0..n2, t1 = n3,n4, t2 = n5. */
+static void test_table4(void)
+{
+    static const int table4[9][4][2] = {
+        {{0, 4}, {3, 5}, {5, 1}, {1, 0}}, {{1, 3}, {4, 5}, {5, 2}, {2, 1}}, {{2, 4}, {5, 0}, {0, 2}, {-1, -1}},
+        {{0, 3}, {3, 2}, {2, 0}, {-1, -1}}, {{1, 4}, {3, 0}, {0, 1}, {4, 3}}, {{2, 3}, {3, 1}, {1, 2}, {-1, -1}},
+        {{0, 5}, {4, 0}, {-1, -1}, {-1, -1}}, {{1, 5}, {4, 1}, {5, 3}, {3, 4}}, {{2, 5}, {4, 2}, {5, 4}, {-1, -1}},
+    };
+    tc_topology *t = NULL;
+    tc_schedule *s = NULL;
+    CHECK(tc_topology_load("examples/topologies/figure1.yaml", TC_FORMAT_AUTO, &t) == TC_OK, "%s", tc_error_message());
+    if (!t) return;
+    CHECK(tc_alltoall_plan("faraj-yuan", t, &s) == TC_OK, "%s", tc_error_message());
+    CHECK(tc_schedule_num_steps(s) == 9, "%d phases", tc_schedule_num_steps(s));
+    const tc_op *ops = tc_schedule_ops(s);
+    for (int p = 0; p < 9 && tc_schedule_num_steps(s) == 9; p++) {
+        int expected = 0;
+        for (int k = 0; k < 4; k++) {
+            if (table4[p][k][0] < 0) continue;
+            expected++;
+            int found = 0;
+            for (int64_t i = tc_schedule_step_begin(s, p); i < tc_schedule_step_begin(s, p + 1); i++)
+                found |= ops[i].src == table4[p][k][0] && ops[i].dst == table4[p][k][1];
+            CHECK(found, "phase %d lacks %d->%d", p, table4[p][k][0], table4[p][k][1]);
+        }
+        int64_t got = tc_schedule_step_begin(s, p + 1) - tc_schedule_step_begin(s, p);
+        CHECK(got == expected, "phase %d has %lld messages, Table 4 %d", p, (long long)got, expected);
+    }
+    tc_verify_report rep;
+    CHECK(tc_schedule_verify(s, t, &rep) == TC_OK && rep.optimal, "report: %s", rep.problem);
+
+    /* The verifier catches a moved message (contention) and a dropped one. */
+    int32_t *tr = malloc(sizeof(int32_t) * 3 * (size_t)tc_schedule_num_ops(s));
+    tc_schedule_copy_ops(s, tr);
+    int64_t n = tc_schedule_num_ops(s);
+    tr[0] = 1; /* 0->4 from phase 0 into phase 1, where n0->n2 leaves n0 as well */
+    tc_schedule *bad = NULL;
+    CHECK(tc_schedule_from_triples("x", 6, n, tr, &bad) == TC_OK, "from_triples");
+    CHECK(tc_schedule_verify(bad, t, &rep) == TC_OK && rep.complete && !rep.contention_free, "contention not seen");
+    CHECK(strstr(rep.problem, "edge") != NULL, "problem: %s", rep.problem);
+    tc_schedule_destroy(bad);
+    CHECK(tc_schedule_from_triples("x", 6, n - 1, tr + 3, &bad) == TC_OK, "from_triples");
+    CHECK(tc_schedule_verify(bad, t, &rep) == TC_OK && !rep.complete && strstr(rep.problem, "never arrives"),
+          "missing message not seen: %s", rep.problem);
+    tc_schedule_destroy(bad);
+    free(tr);
+    tc_schedule_destroy(s);
+    tc_topology_destroy(t);
+}
+
+static void test_registry(void)
+{
+    tc_topology *t = NULL;
+    tc_schedule *s = NULL;
+    CHECK(tc_topology_synthetic("8", &t) == TC_OK, "%s", tc_error_message());
+    CHECK(tc_alltoall_plan("no-such", t, &s) == TC_ERR_ARG && strstr(tc_error_message(), "faraj-yuan"),
+          "unknown name message: %s", tc_error_message());
+    CHECK(tc_algorithm_find("faraj-yuan") >= 0, "registry lookup");
+    tc_topology_destroy(t);
+}
+
+int main(void)
+{
+    test_hostlist();
+    test_units();
+    test_errors();
+    test_table4();
+    test_registry();
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}
