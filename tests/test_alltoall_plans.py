@@ -22,6 +22,8 @@ def check_plan(name: str, topo: Topology) -> Schedule:
         assert rep["contention_free"], rep["problem"]
     if PROMISES[name]["optimal"]:
         assert rep["optimal"] and sched.num_steps == topo.alltoall_load, rep["problem"]
+    if PROMISES[name]["single_port"]:
+        assert rep["single_port"]
     return sched
 
 

@@ -137,6 +137,26 @@ static tc_status check_contention(const tc_schedule *s, const tc_topology *topo,
     return TC_OK;
 }
 
+/* Single port: within a step no rank sends twice or receives twice. */
+static tc_status check_ports(const tc_schedule *s, tc_verify_report *rep)
+{
+    int p = s->num_ranks;
+    int32_t *sent = tc_xmalloc(sizeof(int32_t) * (size_t)(p ? p : 1));
+    int32_t *recvd = tc_xmalloc(sizeof(int32_t) * (size_t)(p ? p : 1));
+    if (!sent || !recvd) { free(sent); free(recvd); TC_FAIL(TC_ERR_NOMEM, "verify: out of memory"); }
+    for (int i = 0; i < p; i++) sent[i] = recvd[i] = -1;
+    rep->single_port = 1;
+    for (int st = 0; st < s->num_steps && rep->single_port; st++)
+        for (int64_t i = s->step_begin[st]; i < s->step_begin[st + 1]; i++) {
+            const tc_op *op = &s->ops[i];
+            if (sent[op->src] == st || recvd[op->dst] == st) { rep->single_port = 0; break; }
+            sent[op->src] = recvd[op->dst] = st;
+        }
+    free(sent);
+    free(recvd);
+    return TC_OK;
+}
+
 tc_status tc_schedule_verify(const tc_schedule *s, const tc_topology *topo, tc_verify_report *rep)
 {
     if (!s || !topo || !rep) TC_FAIL(TC_ERR_ARG, "verify: missing argument");
@@ -150,6 +170,7 @@ tc_status tc_schedule_verify(const tc_schedule *s, const tc_topology *topo, tc_v
     rep->load = tc_topology_alltoall_load(topo);
     tc_status rc = check_delivery(s, topo, rep);
     if (rc == TC_OK) rc = check_contention(s, topo, rep);
+    if (rc == TC_OK) rc = check_ports(s, rep);
     if (rc != TC_OK) return rc;
     rep->optimal = rep->complete && rep->contention_free && (int64_t)rep->num_steps == rep->load;
     if (rep->complete && rep->contention_free && !rep->optimal)

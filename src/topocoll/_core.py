@@ -72,6 +72,7 @@ class _VerifyReport(ctypes.Structure):
         ("complete", ctypes.c_int),
         ("contention_free", ctypes.c_int),
         ("optimal", ctypes.c_int),
+        ("single_port", ctypes.c_int),
         ("num_steps", ctypes.c_int),
         ("load", ctypes.c_int64),
         ("num_ops", ctypes.c_int64),
@@ -79,6 +80,10 @@ class _VerifyReport(ctypes.Structure):
         ("max_edge_use", ctypes.c_int64),
         ("problem", ctypes.c_char * 512),
     ]
+
+
+class _SyncStats(ctypes.Structure):
+    _fields_ = [("sharing_pairs", ctypes.c_int64), ("candidates", ctypes.c_int64), ("kept", ctypes.c_int64)]
 
 
 _lib = None
@@ -141,9 +146,12 @@ _PROTOS = {
     "tc_schedule_from_triples": (I, [S, I, I64, P, ctypes.POINTER(P)]),
     "tc_schedule_write_json": (I, [P, P, P]),
     "tc_schedule_verify": (I, [P, P, ctypes.POINTER(_VerifyReport)]),
+    "tc_schedule_add_syncs": (I, [P, P, ctypes.POINTER(_SyncStats)]),
+    "tc_schedule_num_syncs": (I64, [P]),
+    "tc_schedule_syncs": (ctypes.POINTER(I64), [P]),
 }
 
-PROP_CONTENTION_FREE, PROP_OPTIMAL, PROP_TOPOLOGY_AWARE = 1, 2, 4
+PROP_CONTENTION_FREE, PROP_OPTIMAL, PROP_TOPOLOGY_AWARE, PROP_SINGLE_PORT = 1, 2, 4, 8
 
 
 def lib():
@@ -429,6 +437,7 @@ class Schedule:
             "complete": bool(rep.complete),
             "contention_free": bool(rep.contention_free),
             "optimal": bool(rep.optimal),
+            "single_port": bool(rep.single_port),
             "phases": rep.num_steps,
             "load": rep.load,
             "messages": rep.num_ops,
@@ -436,6 +445,20 @@ class Schedule:
             "max_edge_use": rep.max_edge_use,
             "problem": rep.problem.decode(),
         }
+
+    def add_syncs(self, topology: Topology) -> dict:
+        """Compute the pairwise synchronisations (paper section 5) and attach
+        them; returns the counts before and after removing redundant ones."""
+        st = _SyncStats()
+        _check(lib().tc_schedule_add_syncs(self._h, topology._h, ctypes.byref(st)))
+        return {"sharing_pairs": st.sharing_pairs, "candidates": st.candidates, "kept": st.kept}
+
+    def syncs(self) -> list[tuple[int, int]]:
+        """Attached syncs as (after, before) operation indices, where an
+        operation index is its position in ``triples()``."""
+        n = lib().tc_schedule_num_syncs(self._h)
+        ptr = lib().tc_schedule_syncs(self._h)
+        return [(ptr[2 * i], ptr[2 * i + 1]) for i in range(n)]
 
     def write_json(self, path: str | os.PathLike | None, topology: Topology | None) -> str | None:
         """Write the schedule JSON to ``path`` (``None``: return it as text)."""
@@ -458,5 +481,6 @@ def algorithms() -> list[dict]:
             "contention_free": bool(props & PROP_CONTENTION_FREE),
             "optimal": bool(props & PROP_OPTIMAL),
             "topology_aware": bool(props & PROP_TOPOLOGY_AWARE),
+            "single_port": bool(props & PROP_SINGLE_PORT),
         })
     return out

@@ -192,6 +192,29 @@ tc_status tc_schedule_from_triples(const char *algorithm, int num_ranks, int64_t
 /* Write the schedule JSON of INTERFACES.md (direct operations only). */
 tc_status tc_schedule_write_json(const tc_schedule *s, const tc_topology *topo, FILE *out);
 
+/* ---- pairwise synchronisation (Faraj & Yuan, section 5) ------------------ */
+/*
+ * Execution contract the syncs rely on: a rank completes all its operations
+ * of a step before it starts its next step and before it signals any sync
+ * about that step.  A sync (after, before) is sent by after's sender to
+ * before's sender.
+ *
+ * Messages x (phase p) and y (phase q > p) that share a directed link need
+ * y to start after x completes.  Only consecutive users of each link are
+ * candidates (the rest follow transitively); then a candidate is dropped when
+ * the sender of y already knows x completed: by its own program order, or
+ * through syncs it waited for earlier, directly or through third ranks
+ * (vector clocks).  Cost O(messages * height + kept * ranks) time.
+ */
+typedef struct tc_sync_stats {
+    int64_t sharing_pairs;   /* pairs of messages that share a directed link in
+                                different phases: the paper's dependence graph */
+    int64_t candidates;      /* consecutive per link, other senders, distinct  */
+    int64_t kept;            /* after removing the redundant ones              */
+} tc_sync_stats;
+/* Compute and attach the syncs of a direct schedule (replacing any). */
+tc_status tc_schedule_add_syncs(tc_schedule *s, const tc_topology *topo, tc_sync_stats *stats);
+
 /* ---- verifier ------------------------------------------------------------ */
 /*
  * Proves a schedule against the all-to-all postcondition on a topology: every
@@ -203,6 +226,7 @@ typedef struct tc_verify_report {
     int complete;            /* every block delivered exactly once           */
     int contention_free;     /* no directed edge used twice within a step    */
     int optimal;             /* contention-free and steps == all-to-all load */
+    int single_port;         /* each rank sends <= 1 and receives <= 1 a step */
     int num_steps;
     int64_t load;            /* all-to-all load of the bottleneck link       */
     int64_t num_ops;
@@ -219,7 +243,9 @@ tc_status tc_schedule_verify(const tc_schedule *s, const tc_topology *topo,
 enum {
     TC_PROP_CONTENTION_FREE = 1u << 0, /* each step is a contention-free phase */
     TC_PROP_OPTIMAL = 1u << 1,         /* steps == load of the bottleneck link  */
-    TC_PROP_TOPOLOGY_AWARE = 1u << 2   /* the plan depends on the tree          */
+    TC_PROP_TOPOLOGY_AWARE = 1u << 2,  /* the plan depends on the tree          */
+    TC_PROP_SINGLE_PORT = 1u << 3      /* a rank sends to one and receives from
+                                          one rank a step                        */
 };
 int tc_algorithm_count(void);
 const char *tc_algorithm_name(int index);

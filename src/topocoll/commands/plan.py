@@ -21,6 +21,9 @@ def setup_parser(p):
                    help="plan and verify without writing the schedule; exit 1 if the algorithm's promises fail")
     p.add_argument("--json", action="store_true",
                    help='print a summary as JSON: {"phases", "load", "contention_free", "messages", "seconds", ...}')
+    p.add_argument("--syncs", action="store_true",
+                   help="add the pairwise synchronisations that keep phases apart (Faraj & Yuan, section 5) "
+                        "and report their counts before and after removing redundant ones")
     p.add_argument("--no-verify", action="store_true", help="skip the verifier when writing a schedule")
 
 
@@ -35,6 +38,8 @@ def failures(report: dict, promise: dict) -> list[str]:
         bad.append("incomplete")
     if promise["contention_free"] and not report["contention_free"]:
         bad.append("contention")
+    if promise.get("single_port") and not report["single_port"]:
+        bad.append("a rank sends or receives twice in one step")
     if promise["optimal"] and not report["optimal"]:
         bad.append(f"{report['phases']} phases for load {report['load']}")
     return bad
@@ -49,6 +54,11 @@ def run(args):
     if args.check or not args.no_verify:
         report = sched.verify(topo)
     t_verify = time.perf_counter() - t0 - t_plan
+    sync_stats = None
+    if args.syncs:
+        t1 = time.perf_counter()
+        sync_stats = sched.add_syncs(topo)
+        sync_stats["seconds"] = round(time.perf_counter() - t1, 4)
     if not args.check:
         if args.output:
             sched.write_json(args.output, topo)
@@ -69,6 +79,8 @@ def run(args):
         "plan_seconds": round(t_plan, 4),
         "verify_seconds": round(t_verify, 4) if report else None,
     }
+    if sync_stats:
+        summary["syncs"] = sync_stats
     if args.json:
         emit_json(summary)
     elif args.check or args.output:
@@ -77,6 +89,11 @@ def run(args):
         print(f"{args.algorithm} on {topo.name}: {sched.num_steps} phases (load {topo.alltoall_load}), "
               f"{sched.num_ops} messages, {state}; {seconds:.3f} s"
               + (f"; wrote {args.output}" if args.output and not args.check else ""), file=sys.stderr)
+        if sync_stats:
+            print(f"syncs: {sync_stats['sharing_pairs']} pairs of messages share a link (the paper's dependence "
+                  f"graph), {sync_stats['candidates']} consecutive on a link from different senders, "
+                  f"{sync_stats['kept']} kept after removing those implied by program order and other syncs; "
+                  f"{sync_stats['seconds']:.3f} s", file=sys.stderr)
     if bad:
         raise TopocollError("verification failed", f"{args.algorithm} on {topo.name}: " + "; ".join(bad)
                             + (f" ({report['problem']})" if report["problem"] else ""))

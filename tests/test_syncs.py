@@ -1,0 +1,109 @@
+"""Pairwise synchronisation: the kept syncs, with each rank's program order,
+must order every two messages that share a directed link in different phases
+(checked here by an independent reachability oracle on the tree)."""
+
+from hypothesis import given, settings
+
+from topocoll import Schedule, Topology
+
+from .conftest import EXAMPLES
+from .trees import Tree, trees
+
+
+def tree_paths(tree: Tree):
+    """path(src machine, dst machine) as directed (u, v) node pairs."""
+    up = {}
+    for s, p in enumerate(tree.parents):
+        if p is not None:
+            up[f"s{s}"] = f"s{p}"
+        for m in tree.machines[s]:
+            up[m] = f"s{s}"
+
+    def chain(x):
+        out = [x]
+        while out[-1] in up:
+            out.append(up[out[-1]])
+        return out
+
+    def path(a, b):
+        ca, cb = chain(a), chain(b)
+        common = next(x for x in ca if x in set(cb))
+        ua, ub = ca[: ca.index(common) + 1], cb[: cb.index(common) + 1]
+        return list(zip(ua, ua[1:])) + [(v, u) for u, v in reversed(list(zip(ub, ub[1:])))]
+
+    return path
+
+
+def unordered_pairs(sched: Schedule, path, names):
+    """Pairs (x, y) sharing a link, x in an earlier phase, with y not
+    reachable from x through syncs and program order."""
+    t = sched.triples()
+    ops = [(t[i], t[i + 1], t[i + 2]) for i in range(0, len(t), 3)]
+    succ = [set() for _ in ops]
+    for a, b in sched.syncs():
+        succ[a].add(b)
+    by_rank = {}
+    for i, (st, s, _) in enumerate(ops):
+        by_rank.setdefault(s, []).append(i)
+    for idx in by_rank.values():
+        for i in idx:
+            later = [j for j in idx if ops[j][0] > ops[i][0]]
+            if later:
+                first = min(ops[j][0] for j in later)
+                succ[i].update(j for j in later if ops[j][0] == first)
+    reach = [set() for _ in ops]
+    for i in sorted(range(len(ops)), key=lambda i: -ops[i][0]):
+        for j in succ[i]:
+            reach[i].add(j)
+            reach[i] |= reach[j]
+    users = {}
+    for i, (_, s, d) in enumerate(ops):
+        for e in path(names[s], names[d]):
+            users.setdefault(e, []).append(i)
+    bad = []
+    for idx in users.values():
+        for x in idx:
+            for y in idx:
+                if ops[x][0] < ops[y][0] and y not in reach[x]:
+                    bad.append((x, y))
+    return bad
+
+
+@settings(max_examples=120, deadline=None)
+@given(tree=trees(max_machines=14, max_switches=6))
+def test_syncs_order_every_shared_link(tree):
+    topo = Topology.parse(tree.yaml(), "yaml", "random.yaml")
+    sched = Schedule.plan("faraj-yuan", topo)
+    stats = sched.add_syncs(topo)
+    assert stats["kept"] == len(sched.syncs()) <= stats["candidates"] <= stats["sharing_pairs"]
+    assert unordered_pairs(sched, tree_paths(tree), topo.machines) == []
+
+
+def test_oracle_can_fail_and_syncs_matter():
+    text = (EXAMPLES / "c-chain.conf").read_text()
+    topo = Topology.parse(text, "slurm")
+    tree = Tree(parents=[None, 0, 1, 2], machines=[[f"n{8 * s + i}" for i in range(8)] for s in range(4)],
+                file_order=[0, 1, 2, 3])
+    sched = Schedule.plan("faraj-yuan", topo)
+    stats = sched.add_syncs(topo)
+    # the counts of topology (c): redundant syncs really are removed
+    assert stats["sharing_pairs"] > stats["candidates"] > stats["kept"] > 0
+    path = tree_paths(tree)
+    assert unordered_pairs(sched, path, topo.machines) == []
+    bare = Schedule.plan("faraj-yuan", topo)       # no syncs at all
+    assert len(unordered_pairs(bare, path, topo.machines)) > 0
+
+
+def test_sync_json(tmp_path, capsys):
+    import json
+
+    from topocoll.cli import main
+    out = tmp_path / "s.json"
+    assert main(["plan", str(EXAMPLES / "figure1.yaml"), "--syncs", "-o", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    phase_of = {tuple(m): p for p, ph in enumerate(doc["phases"]) for m in ph}
+    assert doc["syncs"]
+    for s in doc["syncs"]:
+        assert s["from"] == s["after"][0] and s["to"] == s["before"][0]
+        assert phase_of[tuple(s["after"])] < phase_of[tuple(s["before"])]
+    assert "kept after removing" in capsys.readouterr().err
