@@ -4,7 +4,8 @@ SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 BUILD := build
-APT_PACKAGES := build-essential cmake ninja-build pkg-config libyaml-dev python3 python3-venv python3-dev
+APT_PACKAGES := build-essential cmake ninja-build pkg-config libyaml-dev python3 python3-venv python3-dev \
+	libopenmpi-dev openmpi-bin libmpich-dev mpich
 PYTHON ?= python3
 
 .PHONY: all build deps test test-c test-py demo bench clean
@@ -13,7 +14,7 @@ all: build
 
 # Debian packages, installed only when one is missing (needs root, as CI is).
 deps: $(BUILD)/.deps-ok
-$(BUILD)/.deps-ok:
+$(BUILD)/.deps-ok: Makefile
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:" $$missing; \

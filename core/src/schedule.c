@@ -125,6 +125,7 @@ int tc_schedule_num_ranks(const tc_schedule *s) { return s->num_ranks; }
 int tc_schedule_num_steps(const tc_schedule *s) { return s->num_steps; }
 int64_t tc_schedule_num_ops(const tc_schedule *s) { return s->num_ops; }
 int64_t tc_schedule_step_begin(const tc_schedule *s, int step) { return s->step_begin[step]; }
+const int64_t *tc_schedule_step_begins(const tc_schedule *s) { return s->step_begin; }
 const tc_op *tc_schedule_ops(const tc_schedule *s) { return s->ops; }
 const int32_t *tc_schedule_blocks(const tc_schedule *s) { return s->blocks; }
 int64_t tc_schedule_num_syncs(const tc_schedule *s) { return s->num_syncs; }

@@ -210,3 +210,43 @@ int tc_topology_equal(const tc_topology *a, const tc_topology *b)
     }
     return 1;
 }
+
+/* ---- restriction to some machines ---- */
+tc_status tc_topology_restrict(const tc_topology *t, const int *ranks, int n, tc_topology **out)
+{
+    tc_status rc = TC_OK;
+    tc_topology *r = NULL;
+    char *keep = NULL;
+    if (!t->finalized) TC_FAIL(TC_ERR_ARG, "topology not finalized");
+    if (n < 1) TC_FAIL(TC_ERR_ARG, "restrict: no machines given");
+    keep = tc_xcalloc((size_t)t->num_nodes, 1);
+    if (!keep) TC_FAIL(TC_ERR_NOMEM, "out of memory");
+    TC_TRY(rc, done, tc_topology_create(&r));
+    TC_TRY(rc, done, tc_topology_set_name(r, t->name ? t->name : ""));
+    for (int i = 0; i < t->num_nodes; i++)
+        if (t->nodes[i].kind == TC_NODE_SWITCH) {
+            keep[i] = 1;
+            TC_TRY(rc, done, tc_topology_add_switch(r, t->nodes[i].name, t->nodes[i].where));
+        }
+    for (int i = 0; i < n; i++) {
+        if (ranks[i] < 0 || ranks[i] >= t->num_machines)
+            TC_FAIL_GOTO(rc, done, TC_ERR_ARG, "restrict: machine rank %d out of range (%d machines)", ranks[i], t->num_machines);
+        int node = t->machines[ranks[i]];
+        if (keep[node]) TC_FAIL_GOTO(rc, done, TC_ERR_ARG, "restrict: machine '%s' given twice", t->nodes[node].name);
+        keep[node] = 1;
+        TC_TRY(rc, done, tc_topology_add_machine(r, t->nodes[node].name, t->nodes[node].slots, t->nodes[node].where));
+    }
+    for (int l = 0; l < t->num_links; l++) {
+        const tc_link_decl *k = &t->links[l];
+        if (keep[k->child] && keep[k->parent])
+            TC_TRY(rc, done, tc_topology_add_link(r, t->nodes[k->child].name, t->nodes[k->parent].name, k->bandwidth,
+                                                  k->latency, k->where));
+    }
+    TC_TRY(rc, done, tc_topology_finalize(r));
+    *out = r;
+    r = NULL;
+done:
+    free(keep);
+    tc_topology_destroy(r);
+    return rc;
+}

@@ -102,6 +102,12 @@ tc_status tc_topology_write(const tc_topology *topo, tc_format format, FILE *out
 /* 1 if topologies are the same (names, rank order, links, values, slots). */
 int tc_topology_equal(const tc_topology *a, const tc_topology *b);
 
+/* The sub-topology of the given machines (ranks of topo), in that order: its
+ * rank i is machine ranks[i] of topo.  All switches and their links stay
+ * (branches left without machines are harmless to every algorithm).  A rank
+ * listed twice or out of range fails with TC_ERR_ARG. */
+tc_status tc_topology_restrict(const tc_topology *topo, const int *ranks, int n, tc_topology **out);
+
 const char *tc_topology_name(const tc_topology *topo);
 int tc_topology_num_nodes(const tc_topology *topo);
 int tc_topology_num_machines(const tc_topology *topo);
@@ -179,6 +185,7 @@ int tc_schedule_num_steps(const tc_schedule *s);
 int64_t tc_schedule_num_ops(const tc_schedule *s);
 /* Operations of step s are ops[step_begin(s) .. step_begin(s+1)). */
 int64_t tc_schedule_step_begin(const tc_schedule *s, int step);
+const int64_t *tc_schedule_step_begins(const tc_schedule *s);  /* num_steps + 1 */
 const tc_op *tc_schedule_ops(const tc_schedule *s);
 const int32_t *tc_schedule_blocks(const tc_schedule *s);   /* (origin, dest) pairs */
 int64_t tc_schedule_num_syncs(const tc_schedule *s);

@@ -1,0 +1,314 @@
+/*
+ * libtopocoll_pmpi: MPI_Alltoall through topocoll, as a PMPI library
+ * (LD_PRELOAD it, or link it before the MPI).  The variables it reads are
+ * those of INTERFACES.md: TOPOCOLL_TOPOLOGY, TOPOCOLL_ALLTOALL,
+ * TOPOCOLL_ALLTOALL_MIN_BYTES, TOPOCOLL_RANK_MAP, TOPOCOLL_STATS,
+ * TOPOCOLL_VERBOSE.
+ *
+ * On a communicator's first MPI_Alltoall every rank names its machine
+ * (TOPOCOLL_RANK_MAP or its processor name), the names are gathered, and the
+ * plan for the machines it spans, in its rank order, is cached on the
+ * communicator (an attribute, freed with it).  Every rank reaches the same
+ * decision from the same gathered names, so all take the same path.
+ */
+#define TCX(fn) PMPI_##fn
+#include "tc_exec.h"
+#include "topocoll/topocoll.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_LEN 256
+#define NATIVE "native"
+
+static struct {
+    int loaded;                 /* configuration read (first call) */
+    int enabled;                /* TOPOCOLL_TOPOLOGY set and readable */
+    tc_topology *topo;
+    char algorithm[64];         /* a registry name, "native" or "auto" */
+    long long min_bytes;
+    int verbose, stats;
+    char *rank_map;             /* NUL-separated names, one per world rank */
+    size_t rank_map_count;
+    int keyval;
+    long long *calls;           /* per registry index; the last one is native */
+} g = {.keyval = MPI_KEYVAL_INVALID};
+
+typedef struct comm_plan {
+    int algorithm;              /* registry index, or -1 for native */
+    tc_schedule *sched;
+    tcx_schedule tables;
+    tcx_state state;
+    int state_ready;
+    int said_small;             /* verbose line about MIN_BYTES already printed */
+} comm_plan;
+
+static int world_rank(void)
+{
+    int r = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+}
+
+static void fatal(const char *fmt, const char *a, const char *b)
+{
+    if (world_rank() == 0) {
+        fprintf(stderr, "topocoll: error: ");
+        fprintf(stderr, fmt, a, b);
+        fputc('\n', stderr);
+    }
+    PMPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+static void load_config(void)
+{
+    if (g.loaded) return;
+    g.loaded = 1;
+    const char *path = getenv("TOPOCOLL_TOPOLOGY");
+    const char *alg = getenv("TOPOCOLL_ALLTOALL");
+    const char *min = getenv("TOPOCOLL_ALLTOALL_MIN_BYTES");
+    const char *map = getenv("TOPOCOLL_RANK_MAP");
+    g.verbose = getenv("TOPOCOLL_VERBOSE") && !strcmp(getenv("TOPOCOLL_VERBOSE"), "1");
+    g.stats = getenv("TOPOCOLL_STATS") && !strcmp(getenv("TOPOCOLL_STATS"), "1");
+    g.calls = (long long *)calloc((size_t)tc_algorithm_count() + 1, sizeof(long long));
+    if (!path || !*path) return;   /* unset: every call goes to the MPI */
+    snprintf(g.algorithm, sizeof g.algorithm, "%s", alg && *alg ? alg : "auto");
+    if (strcmp(g.algorithm, "auto") && strcmp(g.algorithm, NATIVE) && tc_algorithm_find(g.algorithm) < 0) {
+        char list[512] = "";
+        for (int i = 0; i < tc_algorithm_count(); i++) {
+            strncat(list, tc_algorithm_name(i), sizeof list - strlen(list) - 1);
+            strncat(list, ", ", sizeof list - strlen(list) - 1);
+        }
+        strncat(list, "native, auto", sizeof list - strlen(list) - 1);
+        fatal("TOPOCOLL_ALLTOALL=%s is not an algorithm; valid: %s", g.algorithm, list);
+    }
+    if (min && *min) {
+        char *end;
+        g.min_bytes = strtoll(min, &end, 10);
+        if (*end || g.min_bytes < 0) fatal("TOPOCOLL_ALLTOALL_MIN_BYTES=%s: expected a number of bytes%s", min, "");
+    }
+    if (tc_topology_load(path, TC_FORMAT_AUTO, &g.topo) != TC_OK)
+        fatal("TOPOCOLL_TOPOLOGY: %s%s", tc_error_message(), "");
+    if (map && *map) {
+        int size;
+        PMPI_Comm_size(MPI_COMM_WORLD, &size);
+        if (tc_hostlist_expand(map, &g.rank_map, &g.rank_map_count) != TC_OK)
+            fatal("TOPOCOLL_RANK_MAP: %s%s", tc_error_message(), "");
+        if ((int)g.rank_map_count != size) {
+            char a[64], b[64];
+            snprintf(a, sizeof a, "%zu", g.rank_map_count);
+            snprintf(b, sizeof b, "%d", size);
+            fatal("TOPOCOLL_RANK_MAP lists %s machines but MPI_COMM_WORLD has %s ranks", a, b);
+        }
+    }
+    g.enabled = 1;
+}
+
+static void my_machine(char *name)
+{
+    if (g.rank_map) {
+        const char *p = g.rank_map;
+        for (int r = world_rank(); r > 0; r--) p += strlen(p) + 1;
+        snprintf(name, NAME_LEN, "%s", p);
+        return;
+    }
+    int len = 0;
+    char buf[MPI_MAX_PROCESSOR_NAME];
+    PMPI_Get_processor_name(buf, &len);
+    snprintf(name, NAME_LEN, "%s", buf);
+}
+
+/* Topology machine rank of a name: exact, else up to the first dot. */
+static int machine_rank(const char *name)
+{
+    int node = tc_topology_node_find(g.topo, name);
+    if (node < 0) {
+        char short_name[NAME_LEN];
+        snprintf(short_name, sizeof short_name, "%s", name);
+        char *dot = strchr(short_name, '.');
+        if (dot) { *dot = '\0'; node = tc_topology_node_find(g.topo, short_name); }
+    }
+    return node < 0 ? -1 : tc_topology_machine_rank(g.topo, node);
+}
+
+static void say(MPI_Comm comm, const char *fmt, const char *a, const char *b, int n)
+{
+    int r;
+    PMPI_Comm_rank(comm, &r);
+    if (!g.verbose || r != 0) return;
+    fprintf(stderr, "topocoll: alltoall on a communicator of %d ranks: ", n);
+    fprintf(stderr, fmt, a, b);
+    fputc('\n', stderr);
+}
+
+static int delete_plan(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm; (void)keyval; (void)extra;
+    comm_plan *cp = (comm_plan *)attr;
+    if (cp->state_ready) tcx_state_free(&cp->state);
+    tc_schedule_destroy(cp->sched);
+    free(cp);
+    return MPI_SUCCESS;
+}
+
+/* Decide and plan for a communicator; collective over comm. */
+static comm_plan *make_plan(MPI_Comm comm)
+{
+    int size, me;
+    PMPI_Comm_size(comm, &size);
+    PMPI_Comm_rank(comm, &me);
+    comm_plan *cp = (comm_plan *)calloc(1, sizeof *cp);
+    cp->algorithm = -1;
+    char mine[NAME_LEN];
+    memset(mine, 0, sizeof mine);
+    my_machine(mine);
+    char *names = (char *)malloc((size_t)size * NAME_LEN);
+    int *ranks = (int *)malloc(sizeof(int) * (size_t)size);
+    PMPI_Allgather(mine, NAME_LEN, MPI_CHAR, names, NAME_LEN, MPI_CHAR, comm);
+    const char *reason = NULL;
+    char why[NAME_LEN * 2 + 128];
+    for (int r = 0; r < size && !reason; r++) {
+        ranks[r] = machine_rank(names + (size_t)r * NAME_LEN);
+        if (ranks[r] < 0) {
+            snprintf(why, sizeof why, "rank %d's machine '%s' is not in the topology", r, names + (size_t)r * NAME_LEN);
+            reason = why;
+        }
+        for (int q = 0; q < r && !reason; q++)
+            if (ranks[q] == ranks[r]) {
+                snprintf(why, sizeof why, "ranks %d and %d share machine '%s' (one rank per machine is needed)", q, r,
+                         names + (size_t)r * NAME_LEN);
+                reason = why;
+            }
+    }
+    int want = !strcmp(g.algorithm, "auto") ? tc_algorithm_find("faraj-yuan") : tc_algorithm_find(g.algorithm);
+    tc_topology *plan_topo = NULL;
+    if (want < 0) {
+        say(comm, "native (TOPOCOLL_ALLTOALL=%s)%s", g.algorithm, "", size);
+    } else if (tc_algorithm_properties(want) & TC_PROP_TOPOLOGY_AWARE) {
+        if (reason) say(comm, "native: %s; %s needs the topology", reason, tc_algorithm_name(want), size);
+        else if (tc_topology_restrict(g.topo, ranks, size, &plan_topo) != TC_OK)
+            say(comm, "native: %s%s", tc_error_message(), "", size);
+    } else {
+        char spec[32];
+        snprintf(spec, sizeof spec, "%d", size);   /* the plan depends on the size only */
+        tc_topology_synthetic(spec, &plan_topo);
+    }
+    if (plan_topo) {
+        if (tc_alltoall_plan(tc_algorithm_name(want), plan_topo, &cp->sched) != TC_OK)
+            say(comm, "native: planning %s failed: %s", tc_algorithm_name(want), tc_error_message(), size);
+        else if ((tc_algorithm_properties(want) & TC_PROP_CONTENTION_FREE) &&
+                 tc_schedule_add_syncs(cp->sched, plan_topo, &(tc_sync_stats){0}) != TC_OK) {
+            say(comm, "native: synchronising %s failed: %s", tc_algorithm_name(want), tc_error_message(), size);
+            tc_schedule_destroy(cp->sched);
+            cp->sched = NULL;
+        }
+    }
+    if (cp->sched) {
+        tc_schedule *s = cp->sched;
+        cp->tables = (tcx_schedule){tc_schedule_algorithm(s), tc_schedule_num_ranks(s), tc_schedule_num_steps(s),
+                                    (const long long *)tc_schedule_step_begins(s), (const int *)tc_schedule_ops(s),
+                                    tc_schedule_blocks(s), tc_schedule_num_syncs(s),
+                                    (const long long *)tc_schedule_syncs(s)};
+        if (tcx_state_init(&cp->state, &cp->tables, comm) == MPI_SUCCESS) {
+            cp->state_ready = 1;
+            cp->algorithm = want;
+            say(comm, "%s%s", tc_algorithm_name(want), reason ? "" : " (one rank per machine)", size);
+        } else {
+            say(comm, "native: could not set up the executor%s%s", "", "", size);
+        }
+    }
+    tc_topology_destroy(plan_topo);
+    free(names);
+    free(ranks);
+    return cp;
+}
+
+static comm_plan *plan_of(MPI_Comm comm)
+{
+    if (g.keyval == MPI_KEYVAL_INVALID)
+        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_plan, &g.keyval, NULL);
+    comm_plan *cp = NULL;
+    int found = 0;
+    PMPI_Comm_get_attr(comm, g.keyval, &cp, &found);
+    if (found) return cp;
+    cp = make_plan(comm);
+    PMPI_Comm_set_attr(comm, g.keyval, cp);
+    return cp;
+}
+
+static void count(MPI_Comm comm, int algorithm)
+{
+    int r;
+    PMPI_Comm_rank(comm, &r);
+    if (r == 0 && g.calls) g.calls[algorithm < 0 ? tc_algorithm_count() : algorithm]++;
+}
+
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm)
+{
+    load_config();
+    int inter = 0;
+    if (!g.enabled || comm == MPI_COMM_NULL) {
+        if (comm != MPI_COMM_NULL) count(comm, -1);
+        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    }
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter) {
+        count(comm, -1);
+        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    }
+    comm_plan *cp = plan_of(comm);
+    int tsize;
+    PMPI_Type_size(recvtype, &tsize);
+    long long block = (long long)tsize * recvcount;
+    if (cp->algorithm < 0 || block < g.min_bytes) {
+        if (cp->algorithm >= 0 && !cp->said_small) {
+            int size;
+            PMPI_Comm_size(comm, &size);
+            char a[32], b[32];
+            snprintf(a, sizeof a, "%lld", block);
+            snprintf(b, sizeof b, "%lld", g.min_bytes);
+            say(comm, "native for blocks of %s bytes (TOPOCOLL_ALLTOALL_MIN_BYTES=%s)", a, b, size);
+            cp->said_small = 1;
+        }
+        count(comm, -1);
+        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    }
+    count(comm, cp->algorithm);
+    return tcx_alltoall(&cp->state, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+}
+
+int MPI_Finalize(void)
+{
+    load_config();   /* every rank takes part in the stats reduction below */
+    if (g.keyval != MPI_KEYVAL_INVALID) {
+        /* plans cached on the predefined communicators go before the MPI */
+        MPI_Comm predefined[2] = {MPI_COMM_WORLD, MPI_COMM_SELF};
+        for (int i = 0; i < 2; i++) {
+            void *attr;
+            int found = 0;
+            PMPI_Comm_get_attr(predefined[i], g.keyval, &attr, &found);
+            if (found) PMPI_Comm_delete_attr(predefined[i], g.keyval);
+        }
+    }
+    if (g.stats && g.calls) {
+        int n = tc_algorithm_count() + 1;
+        long long *total = (long long *)calloc((size_t)n, sizeof(long long));
+        PMPI_Reduce(g.calls, total, n, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (world_rank() == 0)
+            for (int i = 0; i < n; i++)
+                if (total[i])
+                    fprintf(stderr, "topocoll: alltoall %s calls=%lld\n", i < n - 1 ? tc_algorithm_name(i) : NATIVE,
+                            total[i]);
+        free(total);
+    }
+    if (g.keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&g.keyval);
+    tc_topology_destroy(g.topo);
+    free(g.rank_map);
+    free(g.calls);
+    g.topo = NULL;
+    g.rank_map = NULL;
+    g.calls = NULL;
+    return PMPI_Finalize();
+}

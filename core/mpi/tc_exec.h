@@ -1,0 +1,444 @@
+/*
+ * tc_exec.h -- the one all-to-all executor of topocoll.
+ *
+ * Runs any schedule of the IR (see topocoll.h) over MPI point-to-point.  It
+ * depends on MPI and the C library only: libtopocoll_pmpi compiles it (with
+ * TCX(fn) = PMPI_fn), and `topocoll generate` copies this file verbatim into
+ * each generated routine (with TCX(fn) = MPI_fn), so both run the same code.
+ *
+ * How a rank runs its part:
+ *  - all work happens on a private duplicate of the communicator, so no tag
+ *    of the application can match ours;
+ *  - direct schedules use the caller's datatypes in place: every receive is
+ *    posted first, then the rank's steps run in order: for each of its sends
+ *    in the step it waits for the syncs that guard it, starts it, completes
+ *    all sends of the step, then signals the syncs that wait for them (the
+ *    execution contract of topocoll.h);
+ *  - forwarding schedules (blocks combined and relayed, e.g. Bruck) work on
+ *    packed bytes: a step's receives and sends are posted, completed, and the
+ *    received blocks stored where they go next;
+ *  - MPI_IN_PLACE copies the receive buffer first and sends from the copy;
+ *    a zero-size block does nothing; the self block is a local send/receive.
+ */
+#ifndef TC_EXEC_H
+#define TC_EXEC_H
+
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef TCX
+#define TCX(fn) MPI_##fn
+#endif
+
+enum { TCX_TAG_DATA = 1, TCX_TAG_SYNC = 2, TCX_TAG_SELF = 3 };
+
+/* A schedule as flat tables: the IR's arrays, or static tables in a
+ * generated routine. */
+typedef struct tcx_schedule {
+    const char *algorithm;
+    int nranks, nsteps;
+    const long long *step_begin; /* nsteps + 1: ops of step s are [step_begin[s], step_begin[s+1]) */
+    const int *ops;              /* 4 an op: src, dst, first_block (-1: the direct block), nblocks */
+    const int *blocks;           /* 2 a block: origin, dest */
+    long long nsyncs;
+    const long long *syncs;      /* 2 a sync: after op, before op */
+} tcx_schedule;
+
+/* One rank's part of a schedule, compiled once per communicator. */
+typedef struct tcx_view {
+    int me, forwarding;
+    int nsend, nrecv, nsync_in, nslots;
+    long long *send_op, *recv_op;   /* op indices, in step order */
+    int *send_step, *recv_step;
+    int *sync_in_src;               /* posting order of sync receives */
+    int *wait_begin, *wait_idx;     /* per send: sync receives to wait for */
+    int *notify_begin, *notify_dst; /* per send: ranks to signal after its step */
+    long long *send_loc, *recv_loc; /* forwarding: per block entry, its slot */
+    int *send_loc_begin, *recv_loc_begin;
+} tcx_view;
+
+typedef struct tcx_state {
+    MPI_Comm comm;                  /* private duplicate */
+    const tcx_schedule *sched;
+    tcx_view view;
+} tcx_state;
+
+static int tcx_op(const tcx_schedule *s, long long op, int field) { return s->ops[4 * op + field]; }
+
+static void tcx_view_free(tcx_view *v)
+{
+    free(v->send_op); free(v->recv_op); free(v->send_step); free(v->recv_step);
+    free(v->sync_in_src); free(v->wait_begin); free(v->wait_idx);
+    free(v->notify_begin); free(v->notify_dst);
+    free(v->send_loc); free(v->recv_loc); free(v->send_loc_begin); free(v->recv_loc_begin);
+    memset(v, 0, sizeof *v);
+}
+
+static int tcx_cmp_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+/* Slot of block (o, d) in the work area of a forwarding run:
+ * [0, p) own blocks (o == me) by d, [p, 2p) final blocks (d == me) by o,
+ * then one slot for each block the rank relays. */
+static long long tcx_slot(const tcx_view *v, int p, const long long *relay, int nrelay, int o, int d)
+{
+    if (o == v->me) return d;
+    if (d == v->me) return p + o;
+    long long key = (long long)o * p + d;
+    const long long *f = (const long long *)bsearch(&key, relay, (size_t)nrelay, sizeof key, tcx_cmp_ll);
+    return f ? 2LL * p + (f - relay) : -1;
+}
+
+static int tcx_block_at(const tcx_schedule *s, long long op, int k, int *o, int *d)
+{
+    int first = tcx_op(s, op, 2);
+    if (first < 0) { *o = tcx_op(s, op, 0); *d = tcx_op(s, op, 1); }
+    else { *o = s->blocks[2 * (first + k)]; *d = s->blocks[2 * (first + k) + 1]; }
+    return first < 0 ? 1 : tcx_op(s, op, 3);
+}
+
+/* Compile rank me's part.  Returns 0, or -1 when memory runs out. */
+static int tcx_view_build(tcx_view *v, const tcx_schedule *s, int me)
+{
+    long long nops = s->nsteps ? s->step_begin[s->nsteps] : 0;
+    long long *relay = NULL;
+    int nrelay = 0, i, unused_o, unused_d;
+    memset(v, 0, sizeof *v);
+    v->me = me;
+    for (long long op = 0; op < nops; op++) {
+        if (tcx_op(s, op, 2) >= 0) v->forwarding = 1;
+        if (tcx_op(s, op, 0) == me) v->nsend++;
+        if (tcx_op(s, op, 1) == me) v->nrecv++;
+    }
+    for (long long k = 0; k < s->nsyncs; k++)
+        if (tcx_op(s, s->syncs[2 * k + 1], 0) == me) v->nsync_in++;
+    v->send_op = (long long *)malloc(sizeof(long long) * (size_t)(v->nsend + 1));
+    v->recv_op = (long long *)malloc(sizeof(long long) * (size_t)(v->nrecv + 1));
+    v->send_step = (int *)malloc(sizeof(int) * (size_t)(v->nsend + 1));
+    v->recv_step = (int *)malloc(sizeof(int) * (size_t)(v->nrecv + 1));
+    v->sync_in_src = (int *)malloc(sizeof(int) * (size_t)(v->nsync_in + 1));
+    v->wait_begin = (int *)calloc((size_t)v->nsend + 2, sizeof(int));
+    v->wait_idx = (int *)malloc(sizeof(int) * (size_t)(v->nsync_in + 1));
+    v->notify_begin = (int *)calloc((size_t)v->nsend + 2, sizeof(int));
+    if (!v->send_op || !v->recv_op || !v->send_step || !v->recv_step || !v->sync_in_src || !v->wait_begin ||
+        !v->wait_idx || !v->notify_begin)
+        goto fail;
+    int ns = 0, nr = 0;
+    for (int st = 0; st < s->nsteps; st++)
+        for (long long op = s->step_begin[st]; op < s->step_begin[st + 1]; op++) {
+            if (tcx_op(s, op, 0) == me) { v->send_step[ns] = st; v->send_op[ns++] = op; }
+            if (tcx_op(s, op, 1) == me) { v->recv_step[nr] = st; v->recv_op[nr++] = op; }
+        }
+    /* syncs: waits (as receives, posted in the senders' order) and notifies */
+    int nnotify = 0;
+    for (long long k = 0; k < s->nsyncs; k++) {
+        long long a = s->syncs[2 * k], b = s->syncs[2 * k + 1];
+        if (tcx_op(s, b, 0) == me) {
+            long long *f = (long long *)bsearch(&b, v->send_op, (size_t)v->nsend, sizeof b, tcx_cmp_ll);
+            v->wait_begin[(f - v->send_op) + 2]++;
+        }
+        if (tcx_op(s, a, 0) == me) {
+            long long *f = (long long *)bsearch(&a, v->send_op, (size_t)v->nsend, sizeof a, tcx_cmp_ll);
+            v->notify_begin[(f - v->send_op) + 2]++;
+            nnotify++;
+        }
+    }
+    v->notify_dst = (int *)malloc(sizeof(int) * (size_t)(nnotify + 1));
+    if (!v->notify_dst) goto fail;
+    for (i = 2; i <= v->nsend + 1; i++) {
+        v->wait_begin[i] += v->wait_begin[i - 1];
+        v->notify_begin[i] += v->notify_begin[i - 1];
+    }
+    int nin = 0;
+    for (long long k = 0; k < s->nsyncs; k++) {
+        long long a = s->syncs[2 * k], b = s->syncs[2 * k + 1];
+        if (tcx_op(s, b, 0) == me) {
+            long long *f = (long long *)bsearch(&b, v->send_op, (size_t)v->nsend, sizeof b, tcx_cmp_ll);
+            v->sync_in_src[nin] = tcx_op(s, a, 0);
+            v->wait_idx[v->wait_begin[(f - v->send_op) + 1]++] = nin++;
+        }
+        if (tcx_op(s, a, 0) == me) {
+            long long *f = (long long *)bsearch(&a, v->send_op, (size_t)v->nsend, sizeof a, tcx_cmp_ll);
+            v->notify_dst[v->notify_begin[(f - v->send_op) + 1]++] = tcx_op(s, b, 0);
+        }
+    }
+    if (!v->forwarding) return 0;
+
+    /* forwarding: the blocks this rank relays get slots */
+    int p = s->nranks;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int side = 0; side < 2; side++) {
+            int n = side ? v->nrecv : v->nsend;
+            long long *ops = side ? v->recv_op : v->send_op;
+            for (int j = 0; j < n; j++) {
+                int cnt = tcx_block_at(s, ops[j], 0, &unused_o, &unused_d);
+                for (int k = 0; k < cnt; k++) {
+                    int o, d;
+                    tcx_block_at(s, ops[j], k, &o, &d);
+                    if (o == me || d == me) continue;
+                    if (pass == 1) relay[nrelay] = (long long)o * p + d;
+                    nrelay++;
+                }
+            }
+        }
+        if (pass == 0) {
+            relay = (long long *)malloc(sizeof(long long) * (size_t)(nrelay + 1));
+            if (!relay) goto fail;
+            nrelay = 0;
+        }
+    }
+    qsort(relay, (size_t)nrelay, sizeof(long long), tcx_cmp_ll);
+    int w = 0;
+    for (i = 0; i < nrelay; i++)
+        if (w == 0 || relay[w - 1] != relay[i]) relay[w++] = relay[i];
+    nrelay = v->nslots = w;
+    for (int side = 0; side < 2; side++) {
+        int n = side ? v->nrecv : v->nsend, total = 0;
+        long long *ops = side ? v->recv_op : v->send_op;
+        int *begin = (int *)malloc(sizeof(int) * (size_t)(n + 1));
+        for (int j = 0; j < n; j++) total += tcx_block_at(s, ops[j], 0, &unused_o, &unused_d);
+        long long *loc = (long long *)malloc(sizeof(long long) * (size_t)(total + 1));
+        if (side) { v->recv_loc_begin = begin; v->recv_loc = loc; }
+        else { v->send_loc_begin = begin; v->send_loc = loc; }
+        if (!begin || !loc) goto fail;
+        int at = 0;
+        for (int j = 0; j < n; j++) {
+            begin[j] = at;
+            int cnt = tcx_block_at(s, ops[j], 0, &unused_o, &unused_d);
+            for (int k = 0; k < cnt; k++) {
+                int o, d;
+                tcx_block_at(s, ops[j], k, &o, &d);
+                loc[at++] = tcx_slot(v, p, relay, nrelay, o, d);
+            }
+        }
+        begin[n] = at;
+    }
+    free(relay);
+    return 0;
+fail:
+    free(relay);
+    tcx_view_free(v);
+    return -1;
+}
+
+static int tcx_state_init(tcx_state *st, const tcx_schedule *s, MPI_Comm comm)
+{
+    int me, size, rc;
+    memset(st, 0, sizeof *st);
+    st->comm = MPI_COMM_NULL;
+    TCX(Comm_rank)(comm, &me);
+    TCX(Comm_size)(comm, &size);
+    if (size != s->nranks) return MPI_ERR_COMM;
+    if ((rc = TCX(Comm_dup)(comm, &st->comm)) != MPI_SUCCESS) return rc;
+    st->sched = s;
+    if (tcx_view_build(&st->view, s, me) != 0) {
+        TCX(Comm_free)(&st->comm);
+        return MPI_ERR_NO_MEM;
+    }
+    return MPI_SUCCESS;
+}
+
+static void tcx_state_free(tcx_state *st)
+{
+    if (st->comm != MPI_COMM_NULL) TCX(Comm_free)(&st->comm);
+    tcx_view_free(&st->view);
+}
+
+/* Wait for the syncs guarding send j, then start it. */
+static int tcx_wait_syncs(const tcx_view *v, int j, MPI_Request *sync_req)
+{
+    for (int k = v->wait_begin[j]; k < v->wait_begin[j + 1]; k++) {
+        int rc = TCX(Wait)(&sync_req[v->wait_idx[k]], MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+static int tcx_notify(const tcx_view *v, int from, int to, MPI_Comm comm, MPI_Request *reqs, int *nreq)
+{
+    static char none;
+    for (int j = from; j < to; j++)
+        for (int k = v->notify_begin[j]; k < v->notify_begin[j + 1]; k++) {
+            int rc = TCX(Isend)(&none, 0, MPI_BYTE, v->notify_dst[k], TCX_TAG_SYNC, comm, &reqs[(*nreq)++]);
+            if (rc != MPI_SUCCESS) return rc;
+        }
+    return MPI_SUCCESS;
+}
+
+/* The send side of a run: where block d of this rank starts and how it is typed. */
+typedef struct tcx_side { char *base; MPI_Aint stride; int count; MPI_Datatype type; } tcx_side;
+
+static int tcx_run_direct(tcx_state *st, tcx_side snd, tcx_side rcv)
+{
+    const tcx_schedule *s = st->sched;
+    const tcx_view *v = &st->view;
+    static char none;
+    int rc = MPI_SUCCESS, nnotify = v->notify_begin[v->nsend], nn = 0;
+    MPI_Request *rreq = (MPI_Request *)malloc(sizeof(MPI_Request) * (size_t)(v->nrecv + 1));
+    MPI_Request *yreq = (MPI_Request *)malloc(sizeof(MPI_Request) * (size_t)(v->nsync_in + 1));
+    MPI_Request *nreq = (MPI_Request *)malloc(sizeof(MPI_Request) * (size_t)(nnotify + 1));
+    MPI_Request *sreq = (MPI_Request *)malloc(sizeof(MPI_Request) * (size_t)(v->nsend + 1));
+    if (!rreq || !yreq || !nreq || !sreq) { rc = MPI_ERR_NO_MEM; goto out; }
+    for (int j = 0; j < v->nrecv && rc == MPI_SUCCESS; j++) {
+        int src = tcx_op(s, v->recv_op[j], 0);
+        rc = TCX(Irecv)(rcv.base + rcv.stride * src, rcv.count, rcv.type, src, TCX_TAG_DATA, st->comm, &rreq[j]);
+    }
+    for (int j = 0; j < v->nsync_in && rc == MPI_SUCCESS; j++)
+        rc = TCX(Irecv)(&none, 0, MPI_BYTE, v->sync_in_src[j], TCX_TAG_SYNC, st->comm, &yreq[j]);
+    for (int j = 0; j < v->nsend && rc == MPI_SUCCESS;) {
+        int step = v->send_step[j], e = j;
+        while (e < v->nsend && v->send_step[e] == step) e++;
+        for (int k = j; k < e && rc == MPI_SUCCESS; k++) {
+            int dst = tcx_op(s, v->send_op[k], 1);
+            rc = tcx_wait_syncs(v, k, yreq);
+            if (rc == MPI_SUCCESS)
+                rc = TCX(Isend)(snd.base + snd.stride * dst, snd.count, snd.type, dst, TCX_TAG_DATA, st->comm,
+                                &sreq[k - j]);
+        }
+        if (rc == MPI_SUCCESS) rc = TCX(Waitall)(e - j, sreq, MPI_STATUSES_IGNORE);
+        if (rc == MPI_SUCCESS) rc = tcx_notify(v, j, e, st->comm, nreq, &nn);
+        j = e;
+    }
+    if (rc == MPI_SUCCESS) rc = TCX(Waitall)(v->nrecv, rreq, MPI_STATUSES_IGNORE);
+    if (rc == MPI_SUCCESS) rc = TCX(Waitall)(nn, nreq, MPI_STATUSES_IGNORE);
+    if (rc == MPI_SUCCESS) rc = TCX(Waitall)(v->nsync_in, yreq, MPI_STATUSES_IGNORE); /* all were waited; frees none */
+out:
+    free(rreq); free(yreq); free(nreq); free(sreq);
+    return rc;
+}
+
+/* Forwarding schedules on packed bytes: work = [own | final | relay slots]. */
+static int tcx_run_forwarding(tcx_state *st, char *work, MPI_Aint bsize)
+{
+    const tcx_schedule *s = st->sched;
+    const tcx_view *v = &st->view;
+    static char none;
+    int rc = MPI_SUCCESS, nn = 0;
+    MPI_Request *yreq = (MPI_Request *)malloc(sizeof(MPI_Request) * (size_t)(v->nsync_in + 1));
+    MPI_Request *nreq = (MPI_Request *)malloc(sizeof(MPI_Request) * (size_t)(v->notify_begin[v->nsend] + 1));
+    MPI_Request *req = (MPI_Request *)malloc(sizeof(MPI_Request) * (size_t)(v->nsend + v->nrecv + 1));
+    char **rbuf = (char **)calloc((size_t)v->nrecv + 1, sizeof(char *));
+    char **sbuf = (char **)calloc((size_t)v->nsend + 1, sizeof(char *));
+    if (!yreq || !nreq || !req || !rbuf || !sbuf) { rc = MPI_ERR_NO_MEM; goto out; }
+    for (int j = 0; j < v->nsync_in && rc == MPI_SUCCESS; j++)
+        rc = TCX(Irecv)(&none, 0, MPI_BYTE, v->sync_in_src[j], TCX_TAG_SYNC, st->comm, &yreq[j]);
+    int js = 0, jr = 0;
+    for (int step = 0; step < s->nsteps && rc == MPI_SUCCESS; step++) {
+        int es = js, er = jr, nreqs = 0;
+        while (es < v->nsend && v->send_step[es] == step) es++;
+        while (er < v->nrecv && v->recv_step[er] == step) er++;
+        if (es == js && er == jr) continue;
+        for (int k = jr; k < er && rc == MPI_SUCCESS; k++) {
+            MPI_Aint n = (v->recv_loc_begin[k + 1] - v->recv_loc_begin[k]) * bsize;
+            rbuf[k] = (char *)malloc((size_t)n + 1);
+            if (!rbuf[k]) { rc = MPI_ERR_NO_MEM; break; }
+            rc = TCX(Irecv)(rbuf[k], (int)n, MPI_BYTE, tcx_op(s, v->recv_op[k], 0), TCX_TAG_DATA, st->comm, &req[nreqs++]);
+        }
+        for (int k = js; k < es && rc == MPI_SUCCESS; k++) {
+            int nb = v->send_loc_begin[k + 1] - v->send_loc_begin[k];
+            sbuf[k] = (char *)malloc((size_t)(nb * bsize) + 1);
+            if (!sbuf[k]) { rc = MPI_ERR_NO_MEM; break; }
+            for (int b = 0; b < nb; b++)
+                memcpy(sbuf[k] + b * bsize, work + v->send_loc[v->send_loc_begin[k] + b] * bsize, (size_t)bsize);
+            rc = tcx_wait_syncs(v, k, yreq);
+            if (rc == MPI_SUCCESS)
+                rc = TCX(Isend)(sbuf[k], (int)(nb * bsize), MPI_BYTE, tcx_op(s, v->send_op[k], 1), TCX_TAG_DATA,
+                                st->comm, &req[nreqs++]);
+        }
+        if (rc == MPI_SUCCESS) rc = TCX(Waitall)(nreqs, req, MPI_STATUSES_IGNORE);
+        for (int k = jr; k < er && rc == MPI_SUCCESS; k++) {
+            int nb = v->recv_loc_begin[k + 1] - v->recv_loc_begin[k];
+            for (int b = 0; b < nb; b++)
+                memcpy(work + v->recv_loc[v->recv_loc_begin[k] + b] * bsize, rbuf[k] + b * bsize, (size_t)bsize);
+        }
+        for (int k = jr; k < er; k++) { free(rbuf[k]); rbuf[k] = NULL; }
+        for (int k = js; k < es; k++) { free(sbuf[k]); sbuf[k] = NULL; }
+        if (rc == MPI_SUCCESS) rc = tcx_notify(v, js, es, st->comm, nreq, &nn);
+        js = es;
+        jr = er;
+    }
+    if (rc == MPI_SUCCESS) rc = TCX(Waitall)(nn, nreq, MPI_STATUSES_IGNORE);
+out:
+    if (rbuf) for (int k = 0; k < v->nrecv; k++) free(rbuf[k]);
+    if (sbuf) for (int k = 0; k < v->nsend; k++) free(sbuf[k]);
+    free(yreq); free(nreq); free(req); free(rbuf); free(sbuf);
+    return rc;
+}
+
+/* MPI_Alltoall semantics over the state's schedule. */
+static int tcx_alltoall(tcx_state *st, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
+                        int rcount, MPI_Datatype rtype)
+{
+    const tcx_schedule *s = st->sched;
+    const tcx_view *v = &st->view;
+    int p = s->nranks, me = v->me, rc = MPI_SUCCESS, tsize;
+    MPI_Aint lb, rext, sext;
+    char *packed = NULL, *work = NULL, *copy = NULL;
+    TCX(Type_get_extent)(rtype, &lb, &rext);
+    TCX(Type_size)(rtype, &tsize);
+    const MPI_Aint bsize = (MPI_Aint)tsize * rcount;    /* bytes of one block */
+    if (bsize == 0) return MPI_SUCCESS;
+    tcx_side rcv = {(char *)recvbuf, rext * rcount, rcount, rtype};
+    tcx_side snd;
+    int in_place = sendbuf == MPI_IN_PLACE;
+    if (in_place && !v->forwarding) {
+        /* a copy of the receive buffer's whole span, sent with the same
+         * datatype: typed on both sides.  (MPICH 4.0.2 truncates a large
+         * MPI_PACKED message received into a resized struct type, which is
+         * also why its own in-place MPI_Alltoall fails there.) */
+        MPI_Aint tlb, text;
+        TCX(Type_get_true_extent)(rtype, &tlb, &text);
+        MPI_Aint span = rext * ((MPI_Aint)rcount * p - 1) + text;
+        copy = (char *)malloc((size_t)span + 1);
+        if (!copy) return MPI_ERR_NO_MEM;
+        memcpy(copy, (char *)recvbuf + tlb, (size_t)span);
+        snd = (tcx_side){copy - tlb, rext * rcount, rcount, rtype};
+    } else if (v->forwarding) {
+        /* own blocks as packed bytes (from the receive buffer when in place) */
+        packed = (char *)malloc((size_t)(bsize * p));
+        if (!packed) return MPI_ERR_NO_MEM;
+        const char *from = in_place ? (const char *)recvbuf : (const char *)sendbuf;
+        MPI_Datatype type = in_place ? rtype : stype;
+        int count = in_place ? rcount : scount;
+        MPI_Aint ext;
+        TCX(Type_get_extent)(type, &lb, &ext);
+        for (int d = 0; d < p && rc == MPI_SUCCESS; d++) {
+            int pos = 0;
+            rc = TCX(Pack)(from + ext * count * d, count, type, packed + bsize * d, (int)bsize, &pos, st->comm);
+            if (rc == MPI_SUCCESS && pos != bsize) rc = MPI_ERR_TRUNCATE;
+        }
+        snd = (tcx_side){packed, bsize, (int)bsize, MPI_PACKED};
+    } else {
+        TCX(Type_get_extent)(stype, &lb, &sext);
+        snd = (tcx_side){(char *)sendbuf, sext * scount, scount, stype};
+    }
+    if (rc != MPI_SUCCESS) goto out;
+    if (!v->forwarding) {
+        /* the self block, then the schedule */
+        rc = TCX(Sendrecv)(snd.base + snd.stride * me, snd.count, snd.type, me, TCX_TAG_SELF,
+                           rcv.base + rcv.stride * me, rcv.count, rcv.type, me, TCX_TAG_SELF, st->comm,
+                           MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS) rc = tcx_run_direct(st, snd, rcv);
+        goto out;
+    }
+    work = (char *)malloc((size_t)(bsize * (2LL * p + v->nslots)));
+    if (!work) { rc = MPI_ERR_NO_MEM; goto out; }
+    memcpy(work, packed, (size_t)(bsize * p));
+    memcpy(work + bsize * (p + me), packed + bsize * me, (size_t)bsize);
+    rc = tcx_run_forwarding(st, work, bsize);
+    for (int o = 0; o < p && rc == MPI_SUCCESS; o++) {
+        int pos = 0;
+        rc = TCX(Unpack)(work + bsize * (p + o), (int)bsize, &pos, rcv.base + rcv.stride * o, rcount, rtype, st->comm);
+    }
+out:
+    free(packed);
+    free(work);
+    free(copy);
+    return rc;
+}
+
+#endif
