@@ -122,3 +122,21 @@ def test_processor_names_map_ranks(tmp_path):
     assert f"share machine '{host}" in proc.stderr
     # one rank alone (the parity split) is one rank on one machine
     assert stats.get("faraj-yuan", 0) > 0 and stats.get("native", 0) > 0
+
+
+def test_mpi4py_program():
+    """Debian's mpi4py (built for Open MPI, on the system Python) runs through
+    the preloaded library unchanged."""
+    import shutil
+    from pathlib import Path
+    python = "/usr/bin/python3"
+    probe = run("openmpi", 1, [python, "-c", "import mpi4py"], {})
+    if probe.returncode != 0 or not shutil.which(python):
+        pytest.fail("Debian's python3-mpi4py is missing (make deps installs it)")
+    script = Path(__file__).parent / "programs" / "mpi4py_alltoall.py"
+    env = env_for("faraj-yuan", 6, LD_PRELOAD=str(pmpi_lib("openmpi")))
+    proc = run("openmpi", 6, [python, script], env)
+    assert proc.returncode == 0, proc.stderr
+    assert "mpi4py alltoall: errors=0" in proc.stdout
+    # three calls on the world, one on each half (counted at its rank 0)
+    assert "topocoll: alltoall faraj-yuan calls=5" in proc.stderr

@@ -195,14 +195,8 @@ static comm_plan *make_plan(MPI_Comm comm)
         tc_topology_synthetic(spec, &plan_topo);
     }
     if (plan_topo) {
-        if (tc_alltoall_plan(tc_algorithm_name(want), plan_topo, &cp->sched) != TC_OK)
+        if (tc_alltoall_plan_for_execution(tc_algorithm_name(want), plan_topo, &cp->sched) != TC_OK)
             say(comm, "native: planning %s failed: %s", tc_algorithm_name(want), tc_error_message(), size);
-        else if ((tc_algorithm_properties(want) & TC_PROP_CONTENTION_FREE) &&
-                 tc_schedule_add_syncs(cp->sched, plan_topo, &(tc_sync_stats){0}) != TC_OK) {
-            say(comm, "native: synchronising %s failed: %s", tc_algorithm_name(want), tc_error_message(), size);
-            tc_schedule_destroy(cp->sched);
-            cp->sched = NULL;
-        }
     }
     if (cp->sched) {
         tc_schedule *s = cp->sched;

@@ -44,3 +44,17 @@ tc_status tc_alltoall_plan(const char *name, const tc_topology *topo, tc_schedul
     if (!topo || !topo->finalized) TC_FAIL(TC_ERR_ARG, "%s: topology not finalized", algorithms[i].name);
     return algorithms[i].plan(topo, sched);
 }
+
+tc_status tc_alltoall_plan_for_execution(const char *name, const tc_topology *topo, tc_schedule **sched)
+{
+    tc_status rc = tc_alltoall_plan(name, topo, sched);
+    if (rc != TC_OK) return rc;
+    if (!(tc_algorithm_properties(tc_algorithm_find(name)) & TC_PROP_CONTENTION_FREE)) return TC_OK;
+    tc_sync_stats stats;
+    rc = tc_schedule_add_syncs(*sched, topo, &stats);
+    if (rc != TC_OK) {
+        tc_schedule_destroy(*sched);
+        *sched = NULL;
+    }
+    return rc;
+}

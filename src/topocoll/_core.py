@@ -143,6 +143,10 @@ _PROTOS = {
     "tc_schedule_num_steps": (I, [P]),
     "tc_schedule_num_ops": (I64, [P]),
     "tc_schedule_copy_ops": (None, [P, P]),
+    "tc_schedule_step_begins": (ctypes.c_void_p, [P]),
+    "tc_schedule_ops": (ctypes.c_void_p, [P]),
+    "tc_schedule_blocks": (ctypes.c_void_p, [P]),
+    "tc_alltoall_plan_for_execution": (I, [S, P, ctypes.POINTER(P)]),
     "tc_schedule_from_triples": (I, [S, I, I64, P, ctypes.POINTER(P)]),
     "tc_schedule_write_json": (I, [P, P, P]),
     "tc_schedule_verify": (I, [P, P, ctypes.POINTER(_VerifyReport)]),
@@ -386,6 +390,35 @@ class Schedule:
         h = ctypes.c_void_p()
         _check(lib().tc_alltoall_plan(algorithm.encode(), topology._h, ctypes.byref(h)))
         return cls(h.value)
+
+    @classmethod
+    def plan_for_execution(cls, algorithm: str, topology: Topology) -> "Schedule":
+        """Plan as the executor runs it: with the syncs of a contention-free
+        algorithm attached (the PMPI library does the same)."""
+        h = ctypes.c_void_p()
+        _check(lib().tc_alltoall_plan_for_execution(algorithm.encode(), topology._h, ctypes.byref(h)))
+        return cls(h.value)
+
+    def tables(self) -> dict:
+        """The IR's arrays as the executor reads them: step_begin (steps+1),
+        ops (src, dst, first_block, num_blocks each), blocks (origin, dest
+        pairs) and syncs (after, before pairs), as array objects."""
+        L = lib()
+        nops, nsteps = self.num_ops, self.num_steps
+
+        def grab(ptr, typecode, n):
+            out = array(typecode, bytes(array(typecode).itemsize * n))
+            if n:
+                ctypes.memmove(out.buffer_info()[0], ptr, out.itemsize * n)
+            return out
+
+        step_begin = grab(L.tc_schedule_step_begins(self._h), "q", nsteps + 1)
+        ops = grab(L.tc_schedule_ops(self._h), "i", 4 * nops)
+        nblock_ints = max((2 * (ops[4 * i + 2] + ops[4 * i + 3]) for i in range(nops) if ops[4 * i + 2] >= 0),
+                          default=0)
+        blocks = grab(L.tc_schedule_blocks(self._h), "i", nblock_ints)
+        syncs = array("q", [x for pair in self.syncs() for x in pair])
+        return {"step_begin": step_begin, "ops": ops, "blocks": blocks, "syncs": syncs}
 
     @classmethod
     def from_triples(cls, algorithm: str, num_ranks: int, triples: "array") -> "Schedule":

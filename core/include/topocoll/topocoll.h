@@ -264,6 +264,12 @@ int tc_algorithm_find(const char *name);   /* -1: unknown */
 tc_status tc_alltoall_plan(const char *algorithm, const tc_topology *topo,
                            tc_schedule **sched);
 
+/* Plan as the executor runs it: the schedule, plus the pairwise syncs that
+ * keep the phases of a contention-free algorithm apart.  What the PMPI
+ * library and `topocoll generate` both execute. */
+tc_status tc_alltoall_plan_for_execution(const char *algorithm, const tc_topology *topo,
+                                         tc_schedule **sched);
+
 #ifdef __cplusplus
 }
 #endif

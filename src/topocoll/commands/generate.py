@@ -1,0 +1,118 @@
+"""``topocoll generate``: a topology-specific MPI_Alltoall as one C file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import __version__
+from .._core import Schedule, TopocollError, algorithms, include_path
+from ..common import add_topology_argument, load_topology
+
+description = "write a self-contained C file with an MPI_Alltoall routine planned for a topology"
+
+C_IDENT = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789"
+
+
+def setup_parser(p):
+    add_topology_argument(p)
+    p.add_argument("-o", "--output", required=True, metavar="FILE.c", help="the C file to write")
+    p.add_argument("--name", default="topocoll_alltoall",
+                   help="the routine's name (default %(default)s); same arguments as MPI_Alltoall")
+    p.add_argument("-a", "--algorithm", default="faraj-yuan", choices=[a["name"] for a in algorithms()],
+                   help="algorithm (default %(default)s)")
+
+
+def c_array(ctype: str, name: str, values, per_line: int = 16) -> str:
+    vals = list(values) or [0]
+    lines = [", ".join(str(v) for v in vals[i:i + per_line]) for i in range(0, len(vals), per_line)]
+    return f"static const {ctype} {name}[{len(vals)}] = {{\n    " + ",\n    ".join(lines) + "\n};\n"
+
+
+def executor_source() -> str:
+    for cand in (include_path() / "topocoll" / "tc_exec.h",
+                 Path(__file__).resolve().parents[3] / "core" / "mpi" / "tc_exec.h"):
+        if cand.is_file():
+            return cand.read_text()
+    raise TopocollError("io", "tc_exec.h not found; run 'make build'")
+
+
+def generate(topo, algorithm: str, name: str) -> str:
+    """The C source of the routine: executor, tables and entry point."""
+    if not name or name[0].isdigit() or any(c not in C_IDENT for c in name):
+        raise TopocollError("invalid argument", f"--name '{name}' is not a C identifier")
+    sched = Schedule.plan_for_execution(algorithm, topo)
+    t = sched.tables()
+    machines = topo.machines
+    shown = ", ".join(machines[:8]) + (", ..." if len(machines) > 8 else "")
+    n = topo.num_machines
+    return f"""/*
+ * {name}: MPI_Alltoall planned by topocoll {__version__} ({algorithm}) for the
+ * topology '{topo.name}': {n} machines, {sched.num_steps} steps, {sched.num_ops} messages,
+ * {len(t['syncs']) // 2} pairwise syncs.  Rank i of the communicator is machine i:
+ * {shown}.
+ * A communicator of another size, or an intercommunicator, goes to
+ * MPI_Alltoall.  Generated file: regenerate rather than edit
+ * (topocoll generate T -o FILE.c --name {name}).
+ */
+#include <mpi.h>
+
+int {name}(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+           MPI_Datatype recvtype, MPI_Comm comm);
+
+/* ---- the executor, as in topocoll's tc_exec.h ---- */
+{executor_source()}
+/* ---- the plan ---- */
+{c_array("long long", name + "_step_begin", t["step_begin"])}
+{c_array("int", name + "_ops", t["ops"])}
+{c_array("int", name + "_blocks", t["blocks"])}
+{c_array("long long", name + "_syncs", t["syncs"])}
+static const tcx_schedule {name}_schedule = {{
+    "{algorithm}", {n}, {sched.num_steps}, {name}_step_begin, {name}_ops, {name}_blocks,
+    {len(t['syncs']) // 2}, {name}_syncs
+}};
+
+static int {name}_keyval = MPI_KEYVAL_INVALID;
+
+static int {name}_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
+{{
+    (void)comm; (void)keyval; (void)extra;
+    tcx_state_free((tcx_state *)attr);
+    free(attr);
+    return MPI_SUCCESS;
+}}
+
+int {name}(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+           MPI_Datatype recvtype, MPI_Comm comm)
+{{
+    int size, inter = 0, found = 0;
+    tcx_state *st = NULL;
+    MPI_Comm_test_inter(comm, &inter);
+    MPI_Comm_size(comm, &size);
+    if (inter || size != {n})
+        return MPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if ({name}_keyval == MPI_KEYVAL_INVALID)
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, {name}_delete, &{name}_keyval, NULL);
+    MPI_Comm_get_attr(comm, {name}_keyval, &st, &found);
+    if (!found) {{
+        /* first call on this communicator: a private duplicate and this rank's part */
+        st = (tcx_state *)malloc(sizeof *st);
+        if (!st || tcx_state_init(st, &{name}_schedule, comm) != MPI_SUCCESS) {{
+            free(st);
+            return MPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        }}
+        MPI_Comm_set_attr(comm, {name}_keyval, st);
+    }}
+    return tcx_alltoall(st, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+}}
+"""
+
+
+def run(args):
+    topo = load_topology(args.topology)
+    text = generate(topo, args.algorithm, args.name)
+    try:
+        Path(args.output).write_text(text)
+    except OSError as e:
+        raise TopocollError("io", f"cannot write '{args.output}': {e.strerror}") from None
+    print(f"wrote {args.output}: {args.name}() for {topo.name} ({topo.num_machines} machines, {args.algorithm})")
+    return 0
