@@ -79,6 +79,15 @@ struct tc_topology {
  * parent_link == l.  Exposed for writers. */
 int tc_topology_link_child(const tc_topology *t, int link);
 
+/* Writers' shared walk: the switches in the order that keeps rank order
+ * when read back (by their first machine's rank; switches without machines
+ * last); returns their count.  order holds num_nodes ints. */
+int tc_topology_switch_order(const tc_topology *t, int *order);
+/* Names of switch s's machines (rank order) and child switches (in `order`),
+ * compressed to hostlist expressions (NULL when none); caller frees both. */
+tc_status tc_topology_children(const tc_topology *t, int s, const int *order, int ns, char **machines,
+                               char **switches);
+
 /* Parsers (one per format). */
 tc_status tc_slurm_parse(const char *text, size_t len, const char *filename, tc_topology **topo);
 tc_status tc_slurm_write(const tc_topology *topo, FILE *out);

@@ -250,3 +250,41 @@ done:
     tc_topology_destroy(r);
     return rc;
 }
+
+/* ---- what the writers share ---- */
+int tc_topology_switch_order(const tc_topology *t, int *order)
+{
+    int ns = 0, *key = tc_xmalloc(sizeof(int) * (size_t)t->num_nodes);
+    if (!key) return -1;
+    for (int i = 0; i < t->num_nodes; i++) {
+        key[i] = INT32_MAX;
+        if (t->nodes[i].kind == TC_NODE_SWITCH) order[ns++] = i;
+    }
+    for (int r = t->num_machines - 1; r >= 0; r--)
+        if (t->parent[t->machines[r]] >= 0) key[t->parent[t->machines[r]]] = r;
+    for (int i = 1; i < ns; i++) {   /* insertion sort: stable */
+        int x = order[i], j = i - 1;
+        while (j >= 0 && key[order[j]] > key[x]) { order[j + 1] = order[j]; j--; }
+        order[j + 1] = x;
+    }
+    free(key);
+    return ns;
+}
+
+tc_status tc_topology_children(const tc_topology *t, int s, const int *order, int ns, char **machines,
+                               char **switches)
+{
+    tc_status rc = TC_OK;
+    int nm = 0, nsub = 0;
+    const char **names = tc_xmalloc(sizeof(char *) * (size_t)t->num_nodes);
+    *machines = *switches = NULL;
+    if (!names) TC_FAIL(TC_ERR_NOMEM, "out of memory");
+    for (int r = 0; r < t->num_machines; r++)
+        if (t->parent[t->machines[r]] == s) names[nm++] = t->nodes[t->machines[r]].name;
+    if (nm) rc = tc_hostlist_compress(names, (size_t)nm, machines);
+    for (int j = 0; j < ns && rc == TC_OK; j++)
+        if (t->parent[order[j]] == s) names[nsub++] = t->nodes[order[j]].name;
+    if (nsub && rc == TC_OK) rc = tc_hostlist_compress(names, (size_t)nsub, switches);
+    free(names);
+    return rc;
+}

@@ -184,34 +184,15 @@ tc_status tc_slurm_write(const tc_topology *t, FILE *f)
         if (t->links[l].latency > 0)
             TC_FAIL(TC_ERR_UNSUPPORTED, "link %s-%s has a latency; topology.conf cannot say so (use YAML)",
                     t->nodes[t->links[l].child].name, t->nodes[t->links[l].parent].name);
-    int V = t->num_nodes;
-    const char **names = tc_xmalloc(sizeof(char *) * (size_t)V);
-    int *order = tc_xmalloc(sizeof(int) * (size_t)V), *key = tc_xmalloc(sizeof(int) * (size_t)V);
     tc_status rc = TC_OK;
-    if (!names || !order || !key) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "out of memory");
-    /* switches ordered by their first machine's rank (switches without
-     * machines after), so that reading the file back gives the same ranks */
-    int ns = 0;
-    for (int i = 0; i < V; i++) {
-        key[i] = INT32_MAX;
-        if (t->nodes[i].kind == TC_NODE_SWITCH) order[ns++] = i;
-    }
-    for (int r = t->num_machines - 1; r >= 0; r--) {
-        int m = t->machines[r];
-        if (t->parent[m] >= 0) key[t->parent[m]] = r;
-    }
-    for (int i = 1; i < ns; i++) {
-        int x = order[i], j = i - 1;
-        while (j >= 0 && key[order[j]] > key[x]) { order[j + 1] = order[j]; j--; }
-        order[j + 1] = x;
-    }
+    int *order = tc_xmalloc(sizeof(int) * (size_t)t->num_nodes);
+    int ns = order ? tc_topology_switch_order(t, order) : -1;
+    if (ns < 0) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "out of memory");
     fprintf(f, "# topology.conf written by topocoll %s\n", TOPOCOLL_VERSION);
     for (int i = 0; i < ns; i++) {
-        int s = order[i], nm = 0, nsub = 0;
+        int s = order[i];
         double speed = -1;
         bool mixed = false;
-        for (int r = 0; r < t->num_machines; r++)
-            if (t->parent[t->machines[r]] == s) names[nm++] = t->nodes[t->machines[r]].name;
         for (int l = 0; l < t->num_links; l++) {
             if (t->links[l].parent != s) continue;
             if (speed >= 0 && speed != t->links[l].bandwidth) mixed = true;
@@ -220,20 +201,13 @@ tc_status tc_slurm_write(const tc_topology *t, FILE *f)
         if (mixed)
             TC_FAIL_GOTO(rc, out, TC_ERR_UNSUPPORTED, "links below switch '%s' differ in bandwidth; topology.conf has one LinkSpeed per switch (use YAML)",
                          t->nodes[s].name);
+        char *machines, *switches;
+        TC_TRY(rc, out, tc_topology_children(t, s, order, ns, &machines, &switches));
         fprintf(f, "SwitchName=%s", t->nodes[s].name);
-        char *expr = NULL;
-        if (nm) {
-            TC_TRY(rc, out, tc_hostlist_compress(names, (size_t)nm, &expr));
-            fprintf(f, " Nodes=%s", expr);
-            free(expr);
-        }
-        for (int j = 0; j < ns; j++)
-            if (t->parent[order[j]] == s) names[nsub++] = t->nodes[order[j]].name;
-        if (nsub) {
-            TC_TRY(rc, out, tc_hostlist_compress(names, (size_t)nsub, &expr));
-            fprintf(f, " Switches=%s", expr);
-            free(expr);
-        }
+        if (machines) fprintf(f, " Nodes=%s", machines);
+        if (switches) fprintf(f, " Switches=%s", switches);
+        free(machines);
+        free(switches);
         if (speed > 0) {
             if (speed / 1e6 == (double)(long long)(speed / 1e6)) fprintf(f, " LinkSpeed=%lld", (long long)(speed / 1e6));
             else {
@@ -246,6 +220,6 @@ tc_status tc_slurm_write(const tc_topology *t, FILE *f)
     }
     if (ferror(f)) rc = tc_error_set(TC_ERR_IO, __FILE__, __LINE__, "could not write topology.conf");
 out:
-    free(names); free(order); free(key);
+    free(order);
     return rc;
 }

@@ -355,45 +355,24 @@ tc_status tc_yaml_write(const tc_topology *t, FILE *f)
         same_lat = same_lat && t->links[l].latency == t->links[0].latency;
     }
     double dbw = same_bw ? t->links[0].bandwidth : 0, dlat = same_lat ? t->links[0].latency : 0;
-    const char **names = tc_xmalloc(sizeof(char *) * (size_t)V);
-    int *order = tc_xmalloc(sizeof(int) * (size_t)V), *key = tc_xmalloc(sizeof(int) * (size_t)V);
-    if (!names || !order || !key) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "out of memory");
+    int *order = tc_xmalloc(sizeof(int) * (size_t)V);
+    int ns = order ? tc_topology_switch_order(t, order) : -1;
+    if (ns < 0) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "out of memory");
     char buf[32];
     fprintf(f, "# topocoll topology (written by topocoll %s)\ntopocoll: 1\n", TOPOCOLL_VERSION);
     if (t->name && *t->name) fprintf(f, "name: \"%s\"\n", t->name);
     if (dbw > 0) { tc_format_rate(dbw, buf, sizeof buf); fprintf(f, "bandwidth: %s\n", buf); }
     if (dlat > 0) { tc_format_time(dlat, buf, sizeof buf); fprintf(f, "latency: %s\n", buf); }
-    int ns = 0;
-    for (int i = 0; i < V; i++) {
-        key[i] = INT32_MAX;
-        if (t->nodes[i].kind == TC_NODE_SWITCH) order[ns++] = i;
-    }
-    for (int r = t->num_machines - 1; r >= 0; r--)
-        if (t->parent[t->machines[r]] >= 0) key[t->parent[t->machines[r]]] = r;
-    for (int i = 1; i < ns; i++) {
-        int x = order[i], j = i - 1;
-        while (j >= 0 && key[order[j]] > key[x]) { order[j + 1] = order[j]; j--; }
-        order[j + 1] = x;
-    }
     if (ns) fputs("switches:\n", f);
     for (int i = 0; i < ns; i++) {
-        int s = order[i], nm = 0, nsub = 0;
-        char *expr = NULL;
+        int s = order[i];
+        char *machines, *switches;
+        TC_TRY(rc, out, tc_topology_children(t, s, order, ns, &machines, &switches));
         fprintf(f, "  - name: %s\n", t->nodes[s].name);
-        for (int r = 0; r < t->num_machines; r++)
-            if (t->parent[t->machines[r]] == s) names[nm++] = t->nodes[t->machines[r]].name;
-        if (nm) {
-            TC_TRY(rc, out, tc_hostlist_compress(names, (size_t)nm, &expr));
-            fprintf(f, "    machines: \"%s\"\n", expr);
-            free(expr);
-        }
-        for (int j = 0; j < ns; j++)
-            if (t->parent[order[j]] == s) names[nsub++] = t->nodes[order[j]].name;
-        if (nsub) {
-            TC_TRY(rc, out, tc_hostlist_compress(names, (size_t)nsub, &expr));
-            fprintf(f, "    switches: \"%s\"\n", expr);
-            free(expr);
-        }
+        if (machines) fprintf(f, "    machines: \"%s\"\n", machines);
+        if (switches) fprintf(f, "    switches: \"%s\"\n", switches);
+        free(machines);
+        free(switches);
         int l = t->parent_link[s];
         if (l >= 0 && (t->links[l].bandwidth != dbw || t->links[l].latency != dlat)) {
             fputs("    uplink: {", f);
@@ -415,6 +394,6 @@ tc_status tc_yaml_write(const tc_topology *t, FILE *f)
     }
     if (ferror(f)) rc = tc_error_set(TC_ERR_IO, __FILE__, __LINE__, "could not write the topology");
 out:
-    free(names); free(order); free(key);
+    free(order);
     return rc;
 }
