@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BUILD := build
 APT_PACKAGES := build-essential cmake ninja-build pkg-config libyaml-dev python3 python3-venv python3-dev \
-	libopenmpi-dev openmpi-bin libmpich-dev mpich python3-mpi4py
+	libopenmpi-dev openmpi-bin libmpich-dev mpich python3-mpi4py libsimgrid-dev
 PYTHON ?= python3
 
 .PHONY: all build deps test test-c test-py demo bench clean

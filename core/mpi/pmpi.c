@@ -35,6 +35,17 @@ static struct {
     long long *calls;           /* per registry index; the last one is native */
 } g = {.keyval = MPI_KEYVAL_INVALID};
 
+/* TOPOCOLL_TRACE=PREFIX: each rank writes PREFIX.RANK at MPI_Finalize, one
+ * line per executor event: "call op event seconds". */
+typedef struct trace_buf { FILE *mem; char *text; size_t len; long long call; } trace_buf;
+static trace_buf tracebuf;
+
+static void trace_event(void *ctx, int event, long long op, double when)
+{
+    trace_buf *t = (trace_buf *)ctx;
+    if (t->mem) fprintf(t->mem, "%lld %lld %s %.9f\n", t->call, op, event == TCX_EV_START ? "start" : "done", when);
+}
+
 typedef struct comm_plan {
     int algorithm;              /* registry index, or -1 for native */
     tc_schedule *sched;
@@ -206,6 +217,11 @@ static comm_plan *make_plan(MPI_Comm comm)
                                     (const long long *)tc_schedule_syncs(s)};
         if (tcx_state_init(&cp->state, &cp->tables, comm) == MPI_SUCCESS) {
             cp->state_ready = 1;
+            if (getenv("TOPOCOLL_TRACE") && *getenv("TOPOCOLL_TRACE")) {
+                if (!tracebuf.mem) tracebuf.mem = open_memstream(&tracebuf.text, &tracebuf.len);
+                cp->state.trace = trace_event;
+                cp->state.trace_ctx = &tracebuf;
+            }
             cp->algorithm = want;
             say(comm, "%s%s", tc_algorithm_name(want), reason ? "" : " (one rank per machine)", size);
         } else {
@@ -270,6 +286,7 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     }
     count(comm, cp->algorithm);
+    tracebuf.call++;
     return tcx_alltoall(&cp->state, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
 }
 
@@ -296,6 +313,15 @@ int MPI_Finalize(void)
                     fprintf(stderr, "topocoll: alltoall %s calls=%lld\n", i < n - 1 ? tc_algorithm_name(i) : NATIVE,
                             total[i]);
         free(total);
+    }
+    if (tracebuf.mem) {
+        char path[4096];
+        fclose(tracebuf.mem);
+        snprintf(path, sizeof path, "%s.%d", getenv("TOPOCOLL_TRACE"), world_rank());
+        FILE *f = fopen(path, "w");
+        if (f) { fwrite(tracebuf.text, 1, tracebuf.len, f); fclose(f); }
+        free(tracebuf.text);
+        tracebuf.mem = NULL;
     }
     if (g.keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&g.keyval);
     tc_topology_destroy(g.topo);

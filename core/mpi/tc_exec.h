@@ -67,10 +67,19 @@ typedef struct tcx_view {
     int *send_loc_begin, *recv_loc_begin;
 } tcx_view;
 
+/* An optional observer of a run (NULL: none), for finding where time goes:
+ * called with the op index and MPI_Wtime() when a send's syncs have all
+ * arrived and it starts (TCX_EV_START), and when its step's sends have
+ * completed (TCX_EV_DONE). */
+enum { TCX_EV_START = 0, TCX_EV_DONE = 1 };
+typedef void (*tcx_trace_fn)(void *ctx, int event, long long op, double when);
+
 typedef struct tcx_state {
     MPI_Comm comm;                  /* private duplicate */
     const tcx_schedule *sched;
     tcx_view view;
+    tcx_trace_fn trace;
+    void *trace_ctx;
 } tcx_state;
 
 static int tcx_op(const tcx_schedule *s, long long op, int field) { return s->ops[4 * op + field]; }
@@ -304,11 +313,14 @@ static int tcx_run_direct(tcx_state *st, tcx_side snd, tcx_side rcv)
         for (int k = j; k < e && rc == MPI_SUCCESS; k++) {
             int dst = tcx_op(s, v->send_op[k], 1);
             rc = tcx_wait_syncs(v, k, yreq);
+            if (st->trace) st->trace(st->trace_ctx, TCX_EV_START, v->send_op[k], TCX(Wtime)());
             if (rc == MPI_SUCCESS)
                 rc = TCX(Isend)(snd.base + snd.stride * dst, snd.count, snd.type, dst, TCX_TAG_DATA, st->comm,
                                 &sreq[k - j]);
         }
         if (rc == MPI_SUCCESS) rc = TCX(Waitall)(e - j, sreq, MPI_STATUSES_IGNORE);
+        if (st->trace)
+            for (int k = j; k < e; k++) st->trace(st->trace_ctx, TCX_EV_DONE, v->send_op[k], TCX(Wtime)());
         if (rc == MPI_SUCCESS) rc = tcx_notify(v, j, e, st->comm, nreq, &nn);
         j = e;
     }

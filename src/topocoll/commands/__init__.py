@@ -1,12 +1,14 @@
 """One module per command, each with ``description``, ``setup_parser`` and ``run``."""
 
-from . import algorithms, config, demo, generate, plan, topology, verify
+from . import algorithms, bench, config, demo, generate, plan, simgrid, topology, verify
 
 COMMANDS = {
     "topology": topology,
     "plan": plan,
     "verify": verify,
     "generate": generate,
+    "bench": bench,
+    "simgrid": simgrid,
     "algorithms": algorithms,
     "config": config,
     "demo": demo,

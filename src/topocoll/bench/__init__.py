@@ -1,0 +1,1 @@
+"""Benchmarks: one harness, several back-ends (SimGrid's SMPI first)."""

@@ -1,0 +1,180 @@
+"""The benchmark harness: algorithms side by side on one back-end, against the
+physical limit.
+
+A back-end knows how to run the benchmark program (core/bench/alltoall_bench.c)
+for one algorithm over a list of block sizes and report the slowest rank's
+time of each timed call; the harness does everything else: progress, the table
+per size, the CSV of INTERFACES.md and the figure.
+"""
+
+from __future__ import annotations
+
+import csv
+import statistics
+import sys
+from dataclasses import dataclass, field
+
+from .._core import Topology, TopocollError
+
+CSV_COLUMNS = ["backend", "topology", "algorithm", "ranks", "msize_bytes", "repetition", "seconds"]
+
+
+@dataclass
+class Sample:
+    algorithm: str
+    msize: int
+    repetition: int
+    seconds: float
+
+
+@dataclass
+class Result:
+    backend: str
+    topology: Topology
+    ranks: int
+    peak_bps: float                 # peak aggregate throughput bound, bit/s
+    settings: dict
+    samples: list[Sample] = field(default_factory=list)
+
+    def median(self, algorithm: str, msize: int) -> float | None:
+        xs = [s.seconds for s in self.samples if s.algorithm == algorithm and s.msize == msize]
+        return statistics.median(xs) if xs else None
+
+    def throughput(self, msize: int, seconds: float) -> float:
+        """Aggregate throughput in bit/s: |M|(|M|-1) blocks of msize bytes."""
+        m = self.ranks
+        return m * (m - 1) * msize * 8 / seconds
+
+
+def parse_size(text: str) -> int:
+    """'8K' -> 8192, '1M' -> 1048576, '100' -> 100 (bytes of one block)."""
+    t = text.strip().upper().removesuffix("B")
+    mult = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}.get(t[-1:], 1)
+    num = t[:-1] if t[-1:] in "KMG" else t
+    try:
+        value = int(float(num) * mult)
+    except ValueError:
+        raise TopocollError("invalid argument", f"size '{text}': expected bytes such as 8K, 64K or 1M") from None
+    if value < 0:
+        raise TopocollError("invalid argument", f"size '{text}' is negative")
+    return value
+
+
+def format_size(n: int) -> str:
+    for unit, mult in (("M", 1024 ** 2), ("K", 1024)):
+        if n >= mult and n % mult == 0:
+            return f"{n // mult}{unit}"
+    return str(n)
+
+
+class Progress:
+    """A one-line progress bar on stderr (quiet when stderr is not a terminal
+    and `plain` lines are printed instead)."""
+
+    def __init__(self, total: int, quiet: bool = False):
+        self.total, self.done, self.quiet = max(total, 1), 0, quiet
+        self.tty = sys.stderr.isatty()
+
+    def step(self, label: str, n: int = 1) -> None:
+        self.done += n
+        if self.quiet:
+            return
+        frac = self.done / self.total
+        if self.tty:
+            bar = "#" * int(30 * frac)
+            sys.stderr.write(f"\r[{bar:<30}] {self.done}/{self.total} {label:<40}")
+            if self.done >= self.total:
+                sys.stderr.write("\n")
+        else:
+            sys.stderr.write(f"bench: {self.done}/{self.total} {label}\n")
+        sys.stderr.flush()
+
+
+def run(backend, topology: Topology, algorithms: list[str], sizes: list[int], repetitions: int,
+        warmup: int = 1, quiet: bool = False) -> Result:
+    """Run every algorithm over every size on the back-end."""
+    result = Result(backend.name, topology, topology.num_machines, backend.peak_bps(topology), backend.settings())
+    progress = Progress(len(algorithms) * len(sizes), quiet)
+    for alg in algorithms:
+        for sample in backend.run(alg, sizes, repetitions, warmup,
+                                  lambda size: progress.step(f"{alg} {format_size(size)}")):
+            result.samples.append(sample)
+    return result
+
+
+def table(result: Result, algorithms: list[str], sizes: list[int]) -> str:
+    """One table per size: median time, aggregate throughput, % of the peak,
+    speed-up over native."""
+    lines = []
+    peak_mbps = result.peak_bps / 1e6
+    for m in sizes:
+        bound = result.ranks * (result.ranks - 1) * m * 8 / result.peak_bps if result.peak_bps else 0
+        lines.append(f"\n{result.topology.name}, {result.ranks} ranks, {format_size(m)} blocks "
+                     f"[{result.backend}]: peak bound {peak_mbps:.1f} Mbit/s = {bound * 1e3:.1f} ms")
+        head = f"  {'algorithm':<14} {'median ms':>10} {'Mbit/s':>9} {'% peak':>7} {'vs native':>9}"
+        lines.append(head)
+        lines.append("  " + "-" * (len(head) - 2))
+        native = result.median("native", m)
+        for alg in algorithms:
+            t = result.median(alg, m)
+            if t is None:
+                continue
+            tp = result.throughput(m, t) if t > 0 else 0.0
+            pct = 100 * tp / result.peak_bps if result.peak_bps else 0.0
+            speed = f"{native / t:.2f}x" if native and t > 0 else "-"
+            lines.append(f"  {alg:<14} {t * 1e3:>10.2f} {tp / 1e6:>9.1f} {pct:>6.1f}% {speed:>9}")
+    return "\n".join(lines)
+
+
+def write_csv(result: Result, path: str) -> None:
+    """The CSV of INTERFACES.md, plus the peak bound and the settings."""
+    settings = ";".join(f"{k}={v}" for k, v in sorted(result.settings.items()))
+    try:
+        with open(path, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(CSV_COLUMNS + ["peak_bps", "settings"])
+            for s in result.samples:
+                w.writerow([result.backend, result.topology.name, s.algorithm, result.ranks, s.msize, s.repetition,
+                            f"{s.seconds:.9f}", f"{result.peak_bps:.0f}", settings])
+    except OSError as e:
+        raise TopocollError("io", f"cannot write '{path}': {e.strerror}") from None
+
+
+def plot(result: Result, algorithms: list[str], sizes: list[int], path: str) -> None:
+    """Completion time and aggregate throughput against message size, one
+    line per algorithm, the peak bound dashed (like Faraj & Yuan's Figure 7)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_t, ax_b) = plt.subplots(1, 2, figsize=(12, 4.8))
+    xs = [m / 1024 for m in sizes]
+    for alg in algorithms:
+        pts = [(m, result.median(alg, m)) for m in sizes]
+        pts = [(m, t) for m, t in pts if t]
+        if not pts:
+            continue
+        style = dict(marker="o", linewidth=2.4 if alg == "faraj-yuan" else 1.4)
+        ax_t.plot([m / 1024 for m, _ in pts], [t * 1e3 for _, t in pts], label=alg, **style)
+        ax_b.plot([m / 1024 for m, _ in pts], [result.throughput(m, t) / 1e6 for m, t in pts], label=alg, **style)
+    ax_b.axhline(result.peak_bps / 1e6, color="black", linestyle="--", linewidth=1.2, label="peak bound")
+    bound = [result.ranks * (result.ranks - 1) * m * 8 / result.peak_bps * 1e3 for m in sizes]
+    ax_t.plot(xs, bound, color="black", linestyle="--", linewidth=1.2, label="peak bound")
+    for ax in (ax_t, ax_b):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(xs)
+        ax.set_xticklabels([format_size(m) for m in sizes])
+        ax.set_xlabel("message size (bytes per block)")
+        ax.grid(True, alpha=0.3)
+    ax_t.set_yscale("log")
+    ax_t.set_ylabel("completion time (ms, median)")
+    ax_b.set_ylabel("aggregate throughput (Mbit/s)")
+    ax_b.set_ylim(bottom=0)
+    ax_t.legend(fontsize=8)
+    fig.suptitle(f"MPI_Alltoall on {result.topology.name} ({result.ranks} ranks), {result.backend}", fontsize=11)
+    fig.tight_layout()
+    try:
+        fig.savefig(path, dpi=110)
+    except OSError as e:
+        raise TopocollError("io", f"cannot write '{path}': {e.strerror}") from None
+    plt.close(fig)

@@ -1,0 +1,70 @@
+"""``topocoll bench``: algorithms side by side against the physical limit."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .._core import TopocollError, algorithms, parse_time
+from ..bench import harness
+from ..common import DEFAULT_BANDWIDTH, DEFAULT_LATENCY, add_topology_argument, load_topology, rate
+
+description = "time MPI_Alltoall for several algorithms on a topology (SimGrid) and compare with the peak bound"
+
+DEFAULT_SIZES = "8K,16K,32K,64K,128K,256K"
+
+
+def setup_parser(p):
+    add_topology_argument(p)
+    p.add_argument("--backend", default="simgrid", choices=["simgrid"],
+                   help="where to run: simgrid (SMPI simulation; default)")
+    p.add_argument("--algorithms", default="all",
+                   help="comma-separated algorithms, or 'all' (every registered one and native; default)")
+    p.add_argument("--sizes", default=DEFAULT_SIZES, help=f"block sizes (default {DEFAULT_SIZES})")
+    p.add_argument("--repetitions", type=int, default=5, help="timed calls per size (default %(default)s)")
+    p.add_argument("--warmup", type=int, default=1, help="untimed calls per size first (default %(default)s)")
+    p.add_argument("--bandwidth", default=DEFAULT_BANDWIDTH,
+                   help="bandwidth of links the topology gives none for (default %(default)s)")
+    p.add_argument("--latency", default=DEFAULT_LATENCY,
+                   help="latency of links the topology gives none for (default %(default)s)")
+    p.add_argument("--model", default="topocoll", choices=["topocoll", "smpi-default"],
+                   help="simulation settings: topocoll (raw link rate, no cross traffic; default) or smpi-default "
+                        "(SMPI's calibrated factors and cross traffic); see the README")
+    p.add_argument("--smpi-selector", default="ompi", choices=["ompi", "mpich"],
+                   help="which MPI's decision logic SMPI's own MPI_Alltoall (native) follows (default ompi)")
+    p.add_argument("--csv", help="write every timed call to this CSV file")
+    p.add_argument("--plot", help="write the figure (time and throughput against size) to this PNG file")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def algorithm_list(text: str) -> list[str]:
+    known = [a["name"] for a in algorithms()] + ["native"]
+    if text == "all":
+        return known
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    for n in names:
+        if n not in known:
+            raise TopocollError("invalid argument", f"unknown algorithm '{n}'; valid: {', '.join(known)}, all")
+    return names
+
+
+def run(args):
+    topo = load_topology(args.topology)
+    algs = algorithm_list(args.algorithms)
+    sizes = [harness.parse_size(s) for s in args.sizes.split(",") if s.strip()]
+    if args.repetitions < 1:
+        raise TopocollError("invalid argument", "--repetitions must be at least 1")
+    from ..bench.simgrid import SimGridBackend
+    backend = SimGridBackend(args.topology, topo, rate(args.bandwidth), parse_time(args.latency),
+                             model=args.model, selector=args.smpi_selector)
+    print(f"bench: {topo.name}, {topo.num_machines} machines, backend {backend.name}, "
+          f"settings: {backend.settings()}", file=sys.stderr)
+    result = harness.run(backend, topo, algs, sizes, args.repetitions, args.warmup, quiet=args.quiet)
+    print(harness.table(result, algs, sizes))
+    if args.csv:
+        harness.write_csv(result, args.csv)
+        print(f"\nwrote {args.csv}")
+    if args.plot:
+        harness.plot(result, algs, sizes, args.plot)
+        print(f"wrote {args.plot}")
+    return 0
