@@ -2,6 +2,7 @@
 must order every two messages that share a directed link in different phases
 (checked here by an independent reachability oracle on the tree)."""
 
+import pytest
 from hypothesis import given, settings
 
 from topocoll import Schedule, Topology
@@ -34,9 +35,10 @@ def tree_paths(tree: Tree):
     return path
 
 
-def unordered_pairs(sched: Schedule, path, names):
-    """Pairs (x, y) sharing a link, x in an earlier phase, with y not
-    reachable from x through syncs and program order."""
+def unordered_pairs(sched: Schedule, path, names, depth: int = 1):
+    """Pairs (x, y) sharing a link, y `depth` users after x on it (so, by
+    induction, a link never carries more than `depth` messages at once), with
+    y not reachable from x through syncs and program order."""
     t = sched.triples()
     ops = [(t[i], t[i + 1], t[i + 2]) for i in range(0, len(t), 3)]
     succ = [set() for _ in ops]
@@ -62,21 +64,25 @@ def unordered_pairs(sched: Schedule, path, names):
             users.setdefault(e, []).append(i)
     bad = []
     for idx in users.values():
-        for x in idx:
-            for y in idx:
-                if ops[x][0] < ops[y][0] and y not in reach[x]:
-                    bad.append((x, y))
+        idx = sorted(idx, key=lambda i: ops[i][0])
+        for a, x in enumerate(idx[:-depth] if len(idx) > depth else []):
+            y = idx[a + depth]
+            if y not in reach[x]:
+                bad.append((x, y))
     return bad
 
 
-@settings(max_examples=120, deadline=None)
+@pytest.mark.parametrize("depth", [1, 2])
+@settings(max_examples=80, deadline=None)
 @given(tree=trees(max_machines=14, max_switches=6))
-def test_syncs_order_every_shared_link(tree):
+def test_syncs_order_every_shared_link(depth, tree):
+    """depth 1: consecutive users of a link are ordered (hence all); depth d:
+    each user follows the one d places before it."""
     topo = Topology.parse(tree.yaml(), "yaml", "random.yaml")
     sched = Schedule.plan("faraj-yuan", topo)
-    stats = sched.add_syncs(topo)
+    stats = sched.add_syncs(topo, depth)
     assert stats["kept"] == len(sched.syncs()) <= stats["candidates"] <= stats["sharing_pairs"]
-    assert unordered_pairs(sched, tree_paths(tree), topo.machines) == []
+    assert unordered_pairs(sched, tree_paths(tree), topo.machines, depth) == []
 
 
 def test_oracle_can_fail_and_syncs_matter():
@@ -107,3 +113,10 @@ def test_sync_json(tmp_path, capsys):
         assert s["from"] == s["after"][0] and s["to"] == s["before"][0]
         assert phase_of[tuple(s["after"])] < phase_of[tuple(s["before"])]
     assert "kept after removing" in capsys.readouterr().err
+
+
+def test_depth_must_be_positive():
+    from topocoll import TopocollError
+    topo = Topology.synthetic("4")
+    with pytest.raises(TopocollError, match="depth 0"):
+        Schedule.plan("faraj-yuan", topo).add_syncs(topo, 0)

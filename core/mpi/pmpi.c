@@ -20,6 +20,9 @@
 #include <string.h>
 
 #define NAME_LEN 256
+#ifndef TOPOCOLL_DEFAULT_SYNC_DEPTH
+#define TOPOCOLL_DEFAULT_SYNC_DEPTH 1
+#endif
 #define NATIVE "native"
 
 static struct {
@@ -28,6 +31,7 @@ static struct {
     tc_topology *topo;
     char algorithm[64];         /* a registry name, "native" or "auto" */
     long long min_bytes;
+    int sync_depth;             /* TOPOCOLL_SYNC_DEPTH: messages a link may carry at once */
     int verbose, stats;
     char *rank_map;             /* NUL-separated names, one per world rank */
     size_t rank_map_count;
@@ -80,6 +84,7 @@ static void load_config(void)
     const char *alg = getenv("TOPOCOLL_ALLTOALL");
     const char *min = getenv("TOPOCOLL_ALLTOALL_MIN_BYTES");
     const char *map = getenv("TOPOCOLL_RANK_MAP");
+    const char *depth = getenv("TOPOCOLL_SYNC_DEPTH");
     g.verbose = getenv("TOPOCOLL_VERBOSE") && !strcmp(getenv("TOPOCOLL_VERBOSE"), "1");
     g.stats = getenv("TOPOCOLL_STATS") && !strcmp(getenv("TOPOCOLL_STATS"), "1");
     g.calls = (long long *)calloc((size_t)tc_algorithm_count() + 1, sizeof(long long));
@@ -98,6 +103,12 @@ static void load_config(void)
         char *end;
         g.min_bytes = strtoll(min, &end, 10);
         if (*end || g.min_bytes < 0) fatal("TOPOCOLL_ALLTOALL_MIN_BYTES=%s: expected a number of bytes%s", min, "");
+    }
+    g.sync_depth = TOPOCOLL_DEFAULT_SYNC_DEPTH;
+    if (depth && *depth) {
+        char *end;
+        g.sync_depth = (int)strtol(depth, &end, 10);
+        if (*end || g.sync_depth < 1) fatal("TOPOCOLL_SYNC_DEPTH=%s: expected a whole number >= 1%s", depth, "");
     }
     if (tc_topology_load(path, TC_FORMAT_AUTO, &g.topo) != TC_OK)
         fatal("TOPOCOLL_TOPOLOGY: %s%s", tc_error_message(), "");
@@ -206,7 +217,7 @@ static comm_plan *make_plan(MPI_Comm comm)
         tc_topology_synthetic(spec, &plan_topo);
     }
     if (plan_topo) {
-        if (tc_alltoall_plan_for_execution(tc_algorithm_name(want), plan_topo, &cp->sched) != TC_OK)
+        if (tc_alltoall_plan_for_execution(tc_algorithm_name(want), plan_topo, g.sync_depth, &cp->sched) != TC_OK)
             say(comm, "native: planning %s failed: %s", tc_algorithm_name(want), tc_error_message(), size);
     }
     if (cp->sched) {

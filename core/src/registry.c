@@ -45,13 +45,14 @@ tc_status tc_alltoall_plan(const char *name, const tc_topology *topo, tc_schedul
     return algorithms[i].plan(topo, sched);
 }
 
-tc_status tc_alltoall_plan_for_execution(const char *name, const tc_topology *topo, tc_schedule **sched)
+tc_status tc_alltoall_plan_for_execution(const char *name, const tc_topology *topo, int sync_depth,
+                                         tc_schedule **sched)
 {
     tc_status rc = tc_alltoall_plan(name, topo, sched);
     if (rc != TC_OK) return rc;
     if (!(tc_algorithm_properties(tc_algorithm_find(name)) & TC_PROP_CONTENTION_FREE)) return TC_OK;
     tc_sync_stats stats;
-    rc = tc_schedule_add_syncs(*sched, topo, &stats);
+    rc = tc_schedule_add_syncs(*sched, topo, sync_depth, &stats);
     if (rc != TC_OK) {
         tc_schedule_destroy(*sched);
         *sched = NULL;

@@ -16,7 +16,7 @@ static int cmp_i64_desc(const void *a, const void *b) { return cmp_i64(b, a); }
  * known to have completed (-1: none). */
 typedef struct snapshot { int64_t refs, slot; int owner; int32_t clock[]; } snapshot;
 
-tc_status tc_schedule_add_syncs(tc_schedule *s, const tc_topology *topo, tc_sync_stats *stats)
+tc_status tc_schedule_add_syncs(tc_schedule *s, const tc_topology *topo, int depth, tc_sync_stats *stats)
 {
     tc_status rc = TC_OK;
     const int p = s->num_ranks, E = 2 * tc_topology_num_links(topo), h = tc_topology_height(topo);
@@ -29,6 +29,7 @@ tc_status tc_schedule_add_syncs(tc_schedule *s, const tc_topology *topo, tc_sync
     int64_t nkept = 0, npairs2 = 0, ncand = 0;
     memset(stats, 0, sizeof *stats);
 
+    if (depth < 1) TC_FAIL(TC_ERR_ARG, "syncs: depth %d; at least 1 (one message a link at a time)", depth);
     if (p != tc_topology_num_machines(topo))
         TC_FAIL(TC_ERR_ARG, "syncs: the schedule has %d ranks but the topology %d machines", p, tc_topology_num_machines(topo));
     for (int64_t i = 0; i < n; i++)
@@ -78,14 +79,14 @@ tc_status tc_schedule_add_syncs(tc_schedule *s, const tc_topology *topo, tc_sync
     free(pairs2);
     pairs2 = NULL;
 
-    /* 3. candidates: consecutive users of an edge with different senders,
+    /* 3. candidates: users of an edge `depth` apart, with different senders,
      * bucketed by the later operation; distinct within a bucket */
     cand_begin = tc_xcalloc((size_t)n + 2, sizeof(int64_t));
     if (!cand_begin) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "syncs: out of memory");
     for (int pass = 0; pass < 2; pass++) {
         for (int e = 0; e < E; e++)
-            for (int64_t k = edge_begin[e] + 1; k < edge_begin[e + 1]; k++) {
-                int64_t x = edge_ops[k - 1], y = edge_ops[k];
+            for (int64_t k = edge_begin[e] + depth; k < edge_begin[e + 1]; k++) {
+                int64_t x = edge_ops[k - depth], y = edge_ops[k];
                 if (s->ops[x].src == s->ops[y].src || step_of[x] == step_of[y]) continue;
                 if (pass == 0) cand_begin[y + 2]++;
                 else cand[cand_begin[y + 1]++] = x;

@@ -146,11 +146,11 @@ _PROTOS = {
     "tc_schedule_step_begins": (ctypes.c_void_p, [P]),
     "tc_schedule_ops": (ctypes.c_void_p, [P]),
     "tc_schedule_blocks": (ctypes.c_void_p, [P]),
-    "tc_alltoall_plan_for_execution": (I, [S, P, ctypes.POINTER(P)]),
+    "tc_alltoall_plan_for_execution": (I, [S, P, I, ctypes.POINTER(P)]),
     "tc_schedule_from_triples": (I, [S, I, I64, P, ctypes.POINTER(P)]),
     "tc_schedule_write_json": (I, [P, P, P]),
     "tc_schedule_verify": (I, [P, P, ctypes.POINTER(_VerifyReport)]),
-    "tc_schedule_add_syncs": (I, [P, P, ctypes.POINTER(_SyncStats)]),
+    "tc_schedule_add_syncs": (I, [P, P, I, ctypes.POINTER(_SyncStats)]),
     "tc_schedule_num_syncs": (I64, [P]),
     "tc_schedule_syncs": (ctypes.POINTER(I64), [P]),
 }
@@ -392,11 +392,11 @@ class Schedule:
         return cls(h.value)
 
     @classmethod
-    def plan_for_execution(cls, algorithm: str, topology: Topology) -> "Schedule":
+    def plan_for_execution(cls, algorithm: str, topology: Topology, sync_depth: int = 1) -> "Schedule":
         """Plan as the executor runs it: with the syncs of a contention-free
         algorithm attached (the PMPI library does the same)."""
         h = ctypes.c_void_p()
-        _check(lib().tc_alltoall_plan_for_execution(algorithm.encode(), topology._h, ctypes.byref(h)))
+        _check(lib().tc_alltoall_plan_for_execution(algorithm.encode(), topology._h, sync_depth, ctypes.byref(h)))
         return cls(h.value)
 
     def tables(self) -> dict:
@@ -479,11 +479,12 @@ class Schedule:
             "problem": rep.problem.decode(),
         }
 
-    def add_syncs(self, topology: Topology) -> dict:
+    def add_syncs(self, topology: Topology, depth: int = 1) -> dict:
         """Compute the pairwise synchronisations (paper section 5) and attach
-        them; returns the counts before and after removing redundant ones."""
+        them; returns the counts before and after removing redundant ones.
+        depth d lets a link carry d messages at once (1: the paper's)."""
         st = _SyncStats()
-        _check(lib().tc_schedule_add_syncs(self._h, topology._h, ctypes.byref(st)))
+        _check(lib().tc_schedule_add_syncs(self._h, topology._h, depth, ctypes.byref(st)))
         return {"sharing_pairs": st.sharing_pairs, "candidates": st.candidates, "kept": st.kept}
 
     def syncs(self) -> list[tuple[int, int]]:

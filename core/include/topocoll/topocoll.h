@@ -208,7 +208,11 @@ tc_status tc_schedule_write_json(const tc_schedule *s, const tc_topology *topo, 
  *
  * Messages x (phase p) and y (phase q > p) that share a directed link need
  * y to start after x completes.  Only consecutive users of each link are
- * candidates (the rest follow transitively); then a candidate is dropped when
+ * candidates (the rest follow transitively).  With depth d > 1 the i-th user
+ * of a link waits for the (i-d)-th instead: at most d messages share a link
+ * at a time (one running in each residue class of i mod d), so the next
+ * message's start-up overlaps the current one's transfer; d = 1 is the
+ * paper's strict separation.  Then a candidate is dropped when
  * the sender of y already knows x completed: by its own program order, or
  * through syncs it waited for earlier, directly or through third ranks
  * (vector clocks).  Cost O(messages * height + kept * ranks) time.
@@ -220,7 +224,7 @@ typedef struct tc_sync_stats {
     int64_t kept;            /* after removing the redundant ones              */
 } tc_sync_stats;
 /* Compute and attach the syncs of a direct schedule (replacing any). */
-tc_status tc_schedule_add_syncs(tc_schedule *s, const tc_topology *topo, tc_sync_stats *stats);
+tc_status tc_schedule_add_syncs(tc_schedule *s, const tc_topology *topo, int depth, tc_sync_stats *stats);
 
 /* ---- verifier ------------------------------------------------------------ */
 /*
@@ -265,9 +269,10 @@ tc_status tc_alltoall_plan(const char *algorithm, const tc_topology *topo,
                            tc_schedule **sched);
 
 /* Plan as the executor runs it: the schedule, plus the pairwise syncs that
- * keep the phases of a contention-free algorithm apart.  What the PMPI
- * library and `topocoll generate` both execute. */
-tc_status tc_alltoall_plan_for_execution(const char *algorithm, const tc_topology *topo,
+ * keep the phases of a contention-free algorithm apart (see
+ * tc_schedule_add_syncs for sync_depth).  What the PMPI library and
+ * `topocoll generate` both execute. */
+tc_status tc_alltoall_plan_for_execution(const char *algorithm, const tc_topology *topo, int sync_depth,
                                          tc_schedule **sched);
 
 #ifdef __cplusplus

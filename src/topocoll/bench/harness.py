@@ -149,12 +149,14 @@ def plot(result: Result, algorithms: list[str], sizes: list[int], path: str) -> 
 
     fig, (ax_t, ax_b) = plt.subplots(1, 2, figsize=(12, 4.8))
     xs = [m / 1024 for m in sizes]
-    for alg in algorithms:
+    markers = "osD^vP*Xh<>"
+    for i, alg in enumerate(algorithms):
         pts = [(m, result.median(alg, m)) for m in sizes]
         pts = [(m, t) for m, t in pts if t]
         if not pts:
             continue
-        style = dict(marker="o", linewidth=2.4 if alg == "faraj-yuan" else 1.4)
+        style = dict(marker=markers[i % len(markers)], markersize=7 if alg == "faraj-yuan" else 5,
+                     linewidth=2.6 if alg == "faraj-yuan" else 1.3, alpha=0.9)
         ax_t.plot([m / 1024 for m, _ in pts], [t * 1e3 for _, t in pts], label=alg, **style)
         ax_b.plot([m / 1024 for m, _ in pts], [result.throughput(m, t) / 1e6 for m, t in pts], label=alg, **style)
     ax_b.axhline(result.peak_bps / 1e6, color="black", linestyle="--", linewidth=1.2, label="peak bound")

@@ -58,7 +58,8 @@ class SimGridBackend:
     name = "simgrid"
 
     def __init__(self, topology_arg: str, topology: Topology, bandwidth: float, latency: float,
-                 model: str = "topocoll", selector: str = "ompi", shared: bool | None = None):
+                 model: str = "topocoll", selector: str = "ompi", shared: bool | None = None,
+                 sync_depth: int | None = None):
         if not shutil.which("smpirun"):
             raise TopocollError("io", "smpirun not found (install Debian's libsimgrid-dev; 'make deps' does)")
         if model not in MODELS:
@@ -66,7 +67,7 @@ class SimGridBackend:
         self.topology = topology
         self.topology_arg = str(Path(topology_arg).resolve()) if Path(topology_arg).exists() else topology_arg
         self.bandwidth, self.latency = bandwidth, latency
-        self.model, self.selector = model, selector
+        self.model, self.selector, self.sync_depth = model, selector, sync_depth
         # SMPI_SHARED_MALLOC from 64 ranks on: 256 ranks x 64 KB x 256 would be 4 GB a buffer
         self.shared = topology.num_machines >= 64 if shared is None else shared
         self.workdir = Path(tempfile.mkdtemp(prefix="topocoll-simgrid-"))
@@ -75,6 +76,7 @@ class SimGridBackend:
 
     def settings(self) -> dict:
         return {"model": self.model, "cfg": " ".join(MODELS[self.model] + COMMON),
+                "sync_depth": self.sync_depth or "default",
                 "native": f"SMPI smpi/coll-selector:{self.selector}", "shared_malloc": self.shared}
 
     def peak_bps(self, topology: Topology) -> float:
@@ -93,6 +95,8 @@ class SimGridBackend:
     def run(self, algorithm: str, sizes: list[int], repetitions: int, warmup: int, on_size=None) -> list[Sample]:
         env = dict(os.environ, TOPOCOLL_TOPOLOGY=self.topology_arg, TOPOCOLL_ALLTOALL=algorithm, TOPOCOLL_STATS="1")
         env.pop("TOPOCOLL_RANK_MAP", None)      # SMPI's processor names are the hosts: the machines
+        if self.sync_depth:
+            env["TOPOCOLL_SYNC_DEPTH"] = str(self.sync_depth)
         proc = subprocess.Popen(self.command(sizes, repetitions, warmup), env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, cwd=self.workdir)
         samples = []

@@ -32,9 +32,19 @@ def setup_parser(p):
                         "(SMPI's calibrated factors and cross traffic); see the README")
     p.add_argument("--smpi-selector", default="ompi", choices=["ompi", "mpich"],
                    help="which MPI's decision logic SMPI's own MPI_Alltoall (native) follows (default ompi)")
+    p.add_argument("--sync-depth", type=int, metavar="D",
+                   help="messages a link may carry at once in contention-free schedules (TOPOCOLL_SYNC_DEPTH)")
     p.add_argument("--csv", help="write every timed call to this CSV file")
     p.add_argument("--plot", help="write the figure (time and throughput against size) to this PNG file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def setup_args(argv: list[str]):
+    """Parsed arguments of `topocoll bench` (for the demo)."""
+    import argparse
+    p = argparse.ArgumentParser(prog="topocoll bench")
+    setup_parser(p)
+    return p.parse_args(argv)
 
 
 def algorithm_list(text: str) -> list[str]:
@@ -56,7 +66,7 @@ def run(args):
         raise TopocollError("invalid argument", "--repetitions must be at least 1")
     from ..bench.simgrid import SimGridBackend
     backend = SimGridBackend(args.topology, topo, rate(args.bandwidth), parse_time(args.latency),
-                             model=args.model, selector=args.smpi_selector)
+                             model=args.model, selector=args.smpi_selector, sync_depth=args.sync_depth)
     print(f"bench: {topo.name}, {topo.num_machines} machines, backend {backend.name}, "
           f"settings: {backend.settings()}", file=sys.stderr)
     result = harness.run(backend, topo, algs, sizes, args.repetitions, args.warmup, quiet=args.quiet)

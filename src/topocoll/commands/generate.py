@@ -18,6 +18,8 @@ def setup_parser(p):
     p.add_argument("-o", "--output", required=True, metavar="FILE.c", help="the C file to write")
     p.add_argument("--name", default="topocoll_alltoall",
                    help="the routine's name (default %(default)s); same arguments as MPI_Alltoall")
+    p.add_argument("--sync-depth", type=int, default=1, metavar="D",
+                   help="messages a link may carry at once (default %(default)s: the paper's strict phases)")
     p.add_argument("-a", "--algorithm", default="faraj-yuan", choices=[a["name"] for a in algorithms()],
                    help="algorithm (default %(default)s)")
 
@@ -36,11 +38,11 @@ def executor_source() -> str:
     raise TopocollError("io", "tc_exec.h not found; run 'make build'")
 
 
-def generate(topo, algorithm: str, name: str) -> str:
+def generate(topo, algorithm: str, name: str, sync_depth: int = 1) -> str:
     """The C source of the routine: executor, tables and entry point."""
     if not name or name[0].isdigit() or any(c not in C_IDENT for c in name):
         raise TopocollError("invalid argument", f"--name '{name}' is not a C identifier")
-    sched = Schedule.plan_for_execution(algorithm, topo)
+    sched = Schedule.plan_for_execution(algorithm, topo, sync_depth)
     t = sched.tables()
     machines = topo.machines
     shown = ", ".join(machines[:8]) + (", ..." if len(machines) > 8 else "")
@@ -109,7 +111,7 @@ int {name}(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recv
 
 def run(args):
     topo = load_topology(args.topology)
-    text = generate(topo, args.algorithm, args.name)
+    text = generate(topo, args.algorithm, args.name, args.sync_depth)
     try:
         Path(args.output).write_text(text)
     except OSError as e:

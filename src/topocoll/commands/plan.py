@@ -24,6 +24,8 @@ def setup_parser(p):
     p.add_argument("--syncs", action="store_true",
                    help="add the pairwise synchronisations that keep phases apart (Faraj & Yuan, section 5) "
                         "and report their counts before and after removing redundant ones")
+    p.add_argument("--sync-depth", type=int, default=1, metavar="D",
+                   help="with --syncs: a link may carry D messages at once (1, the paper's: strict phases)")
     p.add_argument("--no-verify", action="store_true", help="skip the verifier when writing a schedule")
 
 
@@ -57,7 +59,7 @@ def run(args):
     sync_stats = None
     if args.syncs:
         t1 = time.perf_counter()
-        sync_stats = sched.add_syncs(topo)
+        sync_stats = sched.add_syncs(topo, args.sync_depth)
         sync_stats["seconds"] = round(time.perf_counter() - t1, 4)
     if not args.check:
         if args.output:
