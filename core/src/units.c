@@ -11,7 +11,7 @@ static double si_prefix(char c)
 {
     switch (c) {
     case 'k': case 'K': return 1e3;
-    case 'M': return 1e6;
+    case 'M': case 'm': return 1e6;   /* tc writes "100mbit"; milli-bits are no rate */
     case 'G': case 'g': return 1e9;
     case 'T': case 't': return 1e12;
     default: return 0;

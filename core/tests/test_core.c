@@ -65,6 +65,7 @@ static void test_units(void)
     double v;
     CHECK(tc_parse_rate("100Mbit", 0, &v) == TC_OK && v == 100e6, "100Mbit -> %g", v);
     CHECK(tc_parse_rate("1Gbit/s", 0, &v) == TC_OK && v == 1e9, "1Gbit/s -> %g", v);
+    CHECK(tc_parse_rate("100mbit", 0, &v) == TC_OK && v == 100e6, "100mbit (tc) -> %g", v);
     CHECK(tc_parse_rate("12.5MB/s", 0, &v) == TC_OK && v == 100e6, "12.5MB/s -> %g", v);
     CHECK(tc_parse_rate("100", 1e6, &v) == TC_OK && v == 100e6, "bare 100 as Mbit -> %g", v);
     CHECK(tc_parse_rate("100", 0, &v) == TC_ERR_PARSE && strstr(tc_error_message(), "unit"), "%s", tc_error_message());

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import statistics
+import subprocess
 import sys
 from dataclasses import dataclass, field
 
@@ -44,6 +45,31 @@ class Result:
         """Aggregate throughput in bit/s: |M|(|M|-1) blocks of msize bytes."""
         m = self.ranks
         return m * (m - 1) * msize * 8 / seconds
+
+
+def collect(algorithm: str, cmd: list[str], env: dict, repetitions: int, on_size=None, cwd=None) -> list[Sample]:
+    """Run the benchmark program (any launcher) and read its lines: every
+    byte checked once per size, one sample per timed call; then make sure
+    TOPOCOLL_STATS names the algorithm, so what ran is what was asked."""
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
+    samples = []
+    for line in proc.stdout:
+        parts = line.split()
+        if parts[:1] == ["check"] and parts[2] != "ok":
+            proc.kill()
+            raise TopocollError("verification failed",
+                                f"{algorithm}: {parts[3]} wrong bytes with {parts[1]}-byte blocks")
+        if parts[:1] == ["result"]:
+            samples.append(Sample(algorithm, int(parts[1]), int(parts[2]), float(parts[3])))
+            if int(parts[2]) == repetitions - 1 and on_size:
+                on_size(int(parts[1]))
+    err = proc.stderr.read()
+    if proc.wait() != 0:
+        raise TopocollError("io", f"the benchmark failed for {algorithm} (exit {proc.returncode}):\n{err[-2000:]}")
+    ran = [l for l in err.splitlines() if l.startswith("topocoll: alltoall ")]
+    if not any(l.startswith(f"topocoll: alltoall {algorithm} ") for l in ran):
+        raise TopocollError("verification failed", f"{algorithm} did not run: {ran or err[-500:]}")
+    return samples
 
 
 def parse_size(text: str) -> int:

@@ -31,12 +31,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
 from .._core import Topology, TopocollError, library_path
-from .harness import Sample
+from .harness import Sample, collect
 from .platform import hostfile, platform_xml
 
 MODELS = {
@@ -97,22 +96,5 @@ class SimGridBackend:
         env.pop("TOPOCOLL_RANK_MAP", None)      # SMPI's processor names are the hosts: the machines
         if self.sync_depth:
             env["TOPOCOLL_SYNC_DEPTH"] = str(self.sync_depth)
-        proc = subprocess.Popen(self.command(sizes, repetitions, warmup), env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, cwd=self.workdir)
-        samples = []
-        for line in proc.stdout:
-            parts = line.split()
-            if parts[:1] == ["check"] and parts[2] != "ok":
-                proc.kill()
-                raise TopocollError("verification failed", f"{algorithm}: {parts[3]} wrong bytes at {parts[1]}-byte blocks")
-            if parts[:1] == ["result"]:
-                samples.append(Sample(algorithm, int(parts[1]), int(parts[2]), float(parts[3])))
-                if int(parts[2]) == repetitions - 1 and on_size:
-                    on_size(int(parts[1]))
-        err = proc.stderr.read()
-        if proc.wait() != 0:
-            raise TopocollError("io", f"smpirun failed for {algorithm} (exit {proc.returncode}):\n{err[-2000:]}")
-        ran = [l for l in err.splitlines() if l.startswith("topocoll: alltoall ")]
-        if not any(l.startswith(f"topocoll: alltoall {algorithm} ") for l in ran):
-            raise TopocollError("verification failed", f"{algorithm} did not run under SMPI: {ran or err[-500:]}")
-        return samples
+        return collect(algorithm, self.command(sizes, repetitions, warmup), env, repetitions, on_size,
+                       cwd=self.workdir)

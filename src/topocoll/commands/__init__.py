@@ -1,6 +1,6 @@
 """One module per command, each with ``description``, ``setup_parser`` and ``run``."""
 
-from . import algorithms, bench, config, demo, generate, plan, simgrid, topology, verify
+from . import algorithms, bench, config, demo, generate, plan, simgrid, testbed, topology, verify
 
 COMMANDS = {
     "topology": topology,
@@ -9,6 +9,7 @@ COMMANDS = {
     "generate": generate,
     "bench": bench,
     "simgrid": simgrid,
+    "testbed": testbed,
     "algorithms": algorithms,
     "config": config,
     "demo": demo,

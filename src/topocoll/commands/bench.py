@@ -9,15 +9,17 @@ from .._core import TopocollError, algorithms, parse_time
 from ..bench import harness
 from ..common import DEFAULT_BANDWIDTH, DEFAULT_LATENCY, add_topology_argument, load_topology, rate
 
-description = "time MPI_Alltoall for several algorithms on a topology (SimGrid) and compare with the peak bound"
+description = ("time MPI_Alltoall for several algorithms on a topology (SimGrid or the emulated cluster) and "
+               "compare with the peak bound")
 
 DEFAULT_SIZES = "8K,16K,32K,64K,128K,256K"
 
 
 def setup_parser(p):
     add_topology_argument(p)
-    p.add_argument("--backend", default="simgrid", choices=["simgrid"],
-                   help="where to run: simgrid (SMPI simulation; default)")
+    p.add_argument("--backend", default="simgrid", choices=["simgrid", "testbed"],
+                   help="where to run: simgrid (SMPI simulation; default) or testbed (the emulated switched "
+                        "cluster, real TCP and Open MPI; needs root)")
     p.add_argument("--algorithms", default="all",
                    help="comma-separated algorithms, or 'all' (every registered one and native; default)")
     p.add_argument("--sizes", default=DEFAULT_SIZES, help=f"block sizes (default {DEFAULT_SIZES})")
@@ -34,6 +36,11 @@ def setup_parser(p):
                    help="which MPI's decision logic SMPI's own MPI_Alltoall (native) follows (default ompi)")
     p.add_argument("--sync-depth", type=int, metavar="D",
                    help="messages a link may carry at once in contention-free schedules (TOPOCOLL_SYNC_DEPTH)")
+    p.add_argument("--buffer", type=int, default=100, metavar="PACKETS",
+                   help="testbed: switch-port queue in packets (default %(default)s)")
+    p.add_argument("--rto-min", help="testbed: TCP minimum retransmission timeout (default: the kernel's)")
+    p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE",
+                   help="testbed: extra Open MPI MCA parameter, e.g. btl_tcp_eager_limit=1048576")
     p.add_argument("--csv", help="write every timed call to this CSV file")
     p.add_argument("--plot", help="write the figure (time and throughput against size) to this PNG file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -64,12 +71,23 @@ def run(args):
     sizes = [harness.parse_size(s) for s in args.sizes.split(",") if s.strip()]
     if args.repetitions < 1:
         raise TopocollError("invalid argument", "--repetitions must be at least 1")
-    from ..bench.simgrid import SimGridBackend
-    backend = SimGridBackend(args.topology, topo, rate(args.bandwidth), parse_time(args.latency),
-                             model=args.model, selector=args.smpi_selector, sync_depth=args.sync_depth)
+    if args.backend == "simgrid":
+        from ..bench.simgrid import SimGridBackend
+        backend = SimGridBackend(args.topology, topo, rate(args.bandwidth), parse_time(args.latency),
+                                 model=args.model, selector=args.smpi_selector, sync_depth=args.sync_depth)
+    else:
+        from ..bench.testbed import TestbedBackend
+        mca = dict(kv.split("=", 1) for kv in args.mca if "=" in kv)
+        backend = TestbedBackend(args.topology, topo, rate(args.bandwidth), args.buffer, args.rto_min, mca,
+                                 args.sync_depth)
     print(f"bench: {topo.name}, {topo.num_machines} machines, backend {backend.name}, "
           f"settings: {backend.settings()}", file=sys.stderr)
-    result = harness.run(backend, topo, algs, sizes, args.repetitions, args.warmup, quiet=args.quiet)
+    try:
+        result = harness.run(backend, topo, algs, sizes, args.repetitions, args.warmup, quiet=args.quiet)
+    finally:
+        if hasattr(backend, "close"):
+            backend.close()
+    result.settings = backend.settings()
     print(harness.table(result, algs, sizes))
     if args.csv:
         harness.write_csv(result, args.csv)

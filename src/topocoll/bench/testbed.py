@@ -1,0 +1,72 @@
+"""The testbed back-end: the benchmark program under Open MPI on the emulated
+switched cluster (real TCP through shaped, finitely buffered switch ports),
+with the PMPI library preloaded; `native` is Open MPI's own MPI_Alltoall."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .._core import Topology, TopocollError, library_path
+from ..testbed import mpi, net
+from .harness import Sample, collect
+
+
+def program() -> Path:
+    for cand in (library_path().parent.parent / "libexec" / "topocoll" / "alltoall_bench",
+                 Path(__file__).resolve().parents[3] / "build" / "alltoall_bench"):
+        if cand.is_file():
+            return cand
+    raise TopocollError("io", "the benchmark program is not built (run 'make build')")
+
+
+class TestbedBackend:
+    name = "testbed"
+
+    def __init__(self, topology_arg: str, topology: Topology, rate_bps: float, buffer_packets: int = 100,
+                 rto_min: str | None = None, mca: dict | None = None, sync_depth: int | None = None):
+        net.require_root()
+        self.topology = topology
+        self.topology_arg = str(Path(topology_arg).resolve()) if Path(topology_arg).exists() else topology_arg
+        self.mca = dict(mca or {})
+        self.sync_depth = sync_depth
+        record = net.status()
+        self.brought_up = False
+        if record and record.get("machines") and record["machines"] != topology.machines:
+            raise TopocollError("invalid argument", f"a testbed for '{record['name']}' is up; 'topocoll testbed down' "
+                                                    "first")
+        if not record or not record.get("up"):
+            net.down()
+            net.up(topology, self.topology_arg, rate_bps, buffer_packets, rto_min)
+            self.brought_up = True
+        self.record = net.status()
+        self.load = [os.getloadavg()[0]]
+
+    def settings(self) -> dict:
+        return {"rate_bps": self.record["rate_bps"], "buffer_packets": self.record["buffer_packets"],
+                "rto_min": self.record["rto_min"], "congestion": self.record["congestion"],
+                "mca": " ".join(f"{k}={v}" for k, v in sorted(self.mca.items())) or "Open MPI defaults",
+                "sync_depth": self.sync_depth or "default",
+                "load_average": "/".join(f"{x:.2f}" for x in self.load)}
+
+    def peak_bps(self, topology: Topology) -> float:
+        return topology.peak_throughput(self.record["rate_bps"])
+
+    def run(self, algorithm: str, sizes: list[int], repetitions: int, warmup: int, on_size=None) -> list[Sample]:
+        env = {"LD_PRELOAD": str(library_path().parent / "libtopocoll_pmpi.so"),
+               "TOPOCOLL_TOPOLOGY": self.topology_arg, "TOPOCOLL_ALLTOALL": algorithm, "TOPOCOLL_STATS": "1"}
+        if self.sync_depth:
+            env["TOPOCOLL_SYNC_DEPTH"] = str(self.sync_depth)
+        argv = [str(program()), "--warmup", str(warmup), "--repetitions", str(repetitions)] + [str(s) for s in sizes]
+        cmd, hostfile = mpi.mpirun_command(self.record, argv, sorted(env), mca=self.mca)
+        hosts = Path(f"/run/topocoll/hostfile")
+        hosts.write_text(hostfile)
+        at = cmd.index("--oversubscribe")
+        cmd[at:at] = ["--hostfile", str(hosts)]
+        samples = collect(algorithm, cmd + argv, dict(os.environ, **env), repetitions, on_size)
+        self.load.append(os.getloadavg()[0])
+        return samples
+
+    def close(self) -> None:
+        if self.brought_up:
+            net.down()

@@ -1,0 +1,99 @@
+"""``topocoll testbed up|down|status|run``: the emulated switched cluster."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from .._core import TopocollError
+from ..common import add_topology_argument, emit_json, load_topology, rate
+
+description = "bring up an emulated switched cluster (network namespaces, shaped links) and run MPI on it"
+
+
+def setup_parser(p):
+    sub = p.add_subparsers(dest="action", metavar="ACTION")
+    sub.required = True
+    up = sub.add_parser("up", help="create the namespaces, bridges, veth links and shaping for a topology",
+                        description="One network namespace per machine (hostname = the machine's name) and per "
+                        "switch (a bridge), a veth pair per link, each direction shaped with tbf to the link's "
+                        "rate with a finite switch-port queue. Needs root.")
+    add_topology_argument(up)
+    up.add_argument("--rate", default="100mbit", help="rate of links the topology gives none for (default %(default)s)")
+    up.add_argument("--buffer", type=int, default=100, metavar="PACKETS",
+                    help="switch-port queue in packets (default %(default)s)")
+    up.add_argument("--rto-min", help="TCP minimum retransmission timeout on every route, e.g. 10ms "
+                                      "(default: the kernel's, 200 ms)")
+    up.add_argument("--congestion", default="cubic", help="TCP congestion control per route (default %(default)s)")
+    up.set_defaults(_action=run_up)
+    down = sub.add_parser("down", help="remove everything the testbed made (also after a crash)")
+    down.set_defaults(_action=run_down)
+    st = sub.add_parser("status", help="what is up")
+    st.add_argument("--json", action="store_true")
+    st.set_defaults(_action=run_status)
+    r = sub.add_parser("run", help="run an MPI program on the testbed: topocoll testbed run -- PROGRAM ARGS",
+                       description="Run PROGRAM with Open MPI's mpirun from the first machine's namespace, one "
+                       "rank per machine slot, TCP only. TOPOCOLL_* and LD_PRELOAD are passed to the ranks.")
+    r.add_argument("--np", type=int, help="ranks (default: every machine slot)")
+    r.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE", help="extra Open MPI MCA parameter")
+    r.add_argument("program", nargs="+", metavar="PROGRAM", help="program and its arguments (after --)")
+    r.set_defaults(_action=run_run)
+
+
+def run(args):
+    return args._action(args)
+
+
+def run_up(args):
+    from ..testbed import net
+    topo = load_topology(args.topology)
+
+    def progress(k, n):
+        sys.stderr.write(f"\rtestbed: link {k}/{n}")
+        if k == n:
+            sys.stderr.write("\n")
+
+    record = net.up(topo, args.topology, rate(args.rate), args.buffer, args.rto_min, args.congestion, progress)
+    print(f"testbed up: {len(record['machines'])} machines, {len(record['switches'])} switches, "
+          f"{args.rate} links, {args.buffer}-packet switch ports, {args.congestion}, RTO min {record['rto_min']}")
+    return 0
+
+
+def run_down(args):
+    from ..testbed import net
+    removed = net.down()
+    print(f"testbed down: removed {len(removed)} namespaces" if removed else "testbed down: nothing was up")
+    return 0
+
+
+def run_status(args):
+    from ..testbed import net
+    record = net.status()
+    if args.json:
+        emit_json(record)
+        return 0
+    if not record:
+        print("no testbed is up")
+        return 1
+    if "machines" not in record:
+        print(f"stray namespaces (run 'topocoll testbed down'): {', '.join(record['stray_namespaces'])}")
+        return 1
+    state = "up" if record["up"] else f"BROKEN (missing {', '.join(record['missing'])})"
+    print(f"testbed {state}: {record['name']} ({len(record['machines'])} machines, {len(record['switches'])} "
+          f"switches), {record['rate_bps'] / 1e6:g} Mbit/s, {record['buffer_packets']}-packet ports, "
+          f"{record['congestion']}, RTO min {record['rto_min']}, since {record['created']}")
+    return 0 if record["up"] else 1
+
+
+def run_run(args):
+    import os
+    from ..testbed import mpi
+    env = {k: v for k, v in os.environ.items() if k.startswith("TOPOCOLL_") or k == "LD_PRELOAD"}
+    mca = {}
+    for kv in args.mca:
+        if "=" not in kv:
+            raise TopocollError("invalid argument", f"--mca {kv}: expected KEY=VALUE")
+        k, v = kv.split("=", 1)
+        mca[k] = v
+    proc = mpi.run(args.program, env, np=args.np, mca=mca, capture=False)
+    return proc.returncode

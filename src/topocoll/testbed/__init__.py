@@ -1,0 +1,1 @@
+"""The emulated switched cluster (network namespaces, shaped links, real TCP)."""

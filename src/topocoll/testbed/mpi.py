@@ -1,0 +1,58 @@
+"""Running MPI programs on the testbed: Open MPI's mpirun started in the first
+machine's namespace, launching the other ranks through ns-agent.sh (in place
+of ssh), over the TCP BTL only, with ranks yielding when idle (2 cores:
+spinning ranks ruin timings)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+from .._core import TopocollError
+from . import net
+
+AGENT = Path(__file__).with_name("ns-agent.sh")
+MCA = {
+    "btl": "tcp,self",
+    "btl_tcp_if_include": "eth0",
+    "oob_tcp_if_include": "eth0",
+    "mpi_yield_when_idle": "1",
+    "plm_rsh_no_tree_spawn": "1",
+}
+
+
+def mpirun_command(record: dict, argv: list[str], env_names: list[str], np: int | None = None,
+                   mca: dict | None = None) -> tuple[list[str], str]:
+    """The command line, run from the first machine's namespace, and the
+    hostfile text."""
+    machines = record["machines"]
+    hostfile = "".join(f"{m} slots={record.get('slots', {}).get(m, 1)}\n" for m in machines)
+    params = dict(MCA, plm_rsh_agent=str(AGENT), **(mca or {}))
+    cmd = ["ip", "netns", "exec", net.machine_ns(machines[0]), "unshare", "--uts", "sh", "-c",
+           'hostname "$0" && exec "$@"', machines[0],
+           "mpirun.openmpi", "--allow-run-as-root", "--oversubscribe", "-np", str(np or len(machines))]
+    for k, v in params.items():
+        cmd += ["--mca", k, str(v)]
+    for name in env_names:
+        cmd += ["-x", name]
+    return cmd, hostfile
+
+
+def run(argv: list[str], env: dict[str, str] | None = None, np: int | None = None, mca: dict | None = None,
+        timeout: float | None = None, capture: bool = True) -> subprocess.CompletedProcess:
+    """Run an MPI program on the testbed that is up."""
+    record = net.status()
+    if not record or not record.get("up"):
+        raise TopocollError("invalid argument", "no testbed is up ('topocoll testbed up T' first)")
+    env = dict(env or {})
+    cmd, hostfile = mpirun_command(record, argv, sorted(env), np, mca)
+    with tempfile.NamedTemporaryFile("w", prefix="topocoll-hosts-", delete=False) as f:
+        f.write(hostfile)
+    cmd[cmd.index("--oversubscribe"):cmd.index("--oversubscribe")] = ["--hostfile", f.name]
+    full = dict(os.environ, **env)
+    try:
+        return subprocess.run(cmd + list(argv), env=full, capture_output=capture, text=True, timeout=timeout)
+    finally:
+        os.unlink(f.name)

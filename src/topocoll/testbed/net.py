@@ -1,0 +1,172 @@
+"""The emulated switched cluster: Linux network namespaces on one machine.
+
+One namespace per machine (``topocoll-m-NAME``) and per switch
+(``topocoll-s-NAME``, holding a bridge ``br0``); a veth pair per link, created
+directly inside the two namespaces (nothing is added to the host's own
+namespace); each direction of every link shaped with tbf to the link's rate
+with a finite queue: on a switch's port to ``--buffer`` packets (the
+switch-port buffer, where contention drops packets), on a machine's interface
+to 1000 (a NIC's default txqueuelen).  TSO, GSO and GRO are off on every veth,
+so frames are real-sized, and bridges do not call netfilter.  Each machine gets
+its address in 10.123.0.0/16, a route with cubic congestion control (the
+namespace inherits the host's default, bbr here, and cannot change it) and the
+kernel's default RTO unless ``--rto-min`` is given.
+
+Everything created is named with the ``topocoll-`` prefix and recorded in
+/run/topocoll/testbed.json; ``down`` removes every namespace with the prefix,
+with or without the record, so it also cleans up after a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from .._core import Topology, TopocollError
+
+PREFIX = "topocoll-"
+STATE_DIR = Path("/run/topocoll")
+STATE = STATE_DIR / "testbed.json"
+NETNS_ETC = Path("/etc/netns")
+SUBNET = "10.123"
+MTU_FRAME = 1514          # bytes a full Ethernet frame takes in a tbf queue
+NIC_QUEUE = 1000          # a NIC's default txqueuelen
+
+
+def machine_ns(name: str) -> str:
+    return f"{PREFIX}m-{name}"
+
+
+def switch_ns(name: str) -> str:
+    return f"{PREFIX}s-{name}"
+
+
+def address(rank: int) -> str:
+    return f"{SUBNET}.{rank // 250}.{rank % 250 + 1}"
+
+
+def require_root() -> None:
+    if os.geteuid() != 0:
+        raise TopocollError("permission", "the testbed needs root (network namespaces, veth, tc): run as root")
+    for tool in ("ip", "tc", "ethtool", "unshare"):
+        if not shutil.which(tool):
+            raise TopocollError("io", f"'{tool}' not found (Debian: iproute2, ethtool, util-linux; 'make deps')")
+
+
+def sh(*argv: str, ns: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    cmd = (["ip", "netns", "exec", ns] if ns else []) + list(argv)
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise TopocollError("io", f"testbed: '{' '.join(cmd)}' failed: {proc.stderr.strip()}")
+    return proc
+
+
+def our_namespaces() -> list[str]:
+    out = sh("ip", "netns", "list", check=False).stdout
+    return [line.split()[0] for line in out.splitlines() if line.startswith(PREFIX)]
+
+
+def tbf(ns: str, dev: str, rate_bps: float, queue_packets: int) -> None:
+    """Shape dev's egress to rate with a queue of queue_packets frames:
+    burst of a few frames (tbf needs at least one MTU), latency-free limit."""
+    rate = f"{int(rate_bps)}bit"
+    burst = max(2 * MTU_FRAME, int(rate_bps / 8 / 1000))      # about 1 ms at the rate
+    limit = queue_packets * MTU_FRAME
+    sh("tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate, "burst", str(burst),
+       "limit", str(limit), ns=ns)
+
+
+def up(topo: Topology, topology_arg: str, rate_bps: float, buffer_packets: int = 100,
+       rto_min: str | None = None, congestion: str = "cubic", progress=None) -> dict:
+    """Build the testbed for the topology; returns its record."""
+    require_root()
+    if our_namespaces():
+        raise TopocollError("invalid argument", "a testbed is already up ('topocoll testbed down' first)")
+    machines, switches = topo.machines, topo.switches
+    record = {"topology": topology_arg, "name": topo.name, "rate_bps": rate_bps, "buffer_packets": buffer_packets,
+              "rto_min": rto_min or "kernel default", "congestion": congestion, "machines": machines,
+              "switches": switches, "addresses": {m: address(i) for i, m in enumerate(machines)},
+              "created": time.strftime("%Y-%m-%d %H:%M:%S")}
+    STATE_DIR.mkdir(parents=True, exist_ok=True)
+    STATE.write_text(json.dumps(record, indent=2))
+    try:
+        hosts = "127.0.0.1 localhost\n" + "".join(f"{address(i)} {m}\n" for i, m in enumerate(machines))
+        for m in machines:
+            sh("ip", "netns", "add", machine_ns(m))
+            (NETNS_ETC / machine_ns(m)).mkdir(parents=True, exist_ok=True)
+            (NETNS_ETC / machine_ns(m) / "hosts").write_text(hosts)
+            sh("ip", "link", "set", "lo", "up", ns=machine_ns(m))
+        for s in switches:
+            ns = switch_ns(s)
+            sh("ip", "netns", "add", ns)
+            sh("ip", "link", "set", "lo", "up", ns=ns)
+            sh("ip", "link", "add", "br0", "type", "bridge", "stp_state", "0", "forward_delay", "0", ns=ns)
+            sh("ip", "link", "set", "br0", "up", ns=ns)
+            for key in ("iptables", "ip6tables", "arptables"):
+                sh("sysctl", "-qw", f"net.bridge.bridge-nf-call-{key}=0", ns=ns, check=False)
+        port = {s: 0 for s in switches}
+        links = topo.links()
+        for k, l in enumerate(links):
+            child, parent = l["child"], l["parent"]
+            bw = l["bandwidth"] or rate_bps
+            if child in machines:
+                cns, cdev = machine_ns(child), "eth0"
+            else:
+                cns, cdev = switch_ns(child), "up0"
+            pns, pdev = switch_ns(parent), f"p{port[parent]}"
+            port[parent] += 1
+            sh("ip", "link", "add", cdev, "netns", cns, "type", "veth", "peer", "name", pdev, "netns", pns)
+            for ns, dev in ((cns, cdev), (pns, pdev)):
+                sh("ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", ns=ns, check=False)
+                sh("ip", "link", "set", dev, "up", ns=ns)
+            if cdev == "up0":
+                sh("ip", "link", "set", cdev, "master", "br0", ns=cns)
+            sh("ip", "link", "set", pdev, "master", "br0", ns=pns)
+            # the switch's port queue is the buffer; a machine's NIC queue is its txqueuelen
+            tbf(pns, pdev, bw, buffer_packets)
+            tbf(cns, cdev, bw, NIC_QUEUE if child in machines else buffer_packets)
+            if progress:
+                progress(k + 1, len(links))
+        for i, m in enumerate(machines):
+            ns = machine_ns(m)
+            sh("ip", "addr", "add", f"{address(i)}/16", "dev", "eth0", ns=ns)
+            route = ["ip", "route", "replace", f"{SUBNET}.0.0/16", "dev", "eth0", "congctl", congestion]
+            if rto_min:
+                route += ["rto_min", rto_min]
+            sh(*route, ns=ns)
+    except BaseException:
+        down()
+        raise
+    return record
+
+
+def down() -> list[str]:
+    """Remove every namespace this tool made (by prefix), their /etc/netns
+    entries and the record; returns what was removed."""
+    require_root()
+    removed = []
+    for ns in our_namespaces():
+        sh("ip", "netns", "delete", ns, check=False)
+        removed.append(ns)
+    if NETNS_ETC.is_dir():
+        for d in NETNS_ETC.glob(PREFIX + "*"):
+            shutil.rmtree(d, ignore_errors=True)
+    STATE.unlink(missing_ok=True)
+    return removed
+
+
+def status() -> dict | None:
+    """The record of the testbed that is up (None if none), with the
+    namespaces found."""
+    found = our_namespaces() if os.geteuid() == 0 else []
+    if not STATE.exists():
+        return {"up": False, "stray_namespaces": found} if found else None
+    record = json.loads(STATE.read_text())
+    expected = {machine_ns(m) for m in record["machines"]} | {switch_ns(s) for s in record["switches"]}
+    record["up"] = expected <= set(found)
+    record["missing"] = sorted(expected - set(found))
+    return record

@@ -1,0 +1,84 @@
+"""The emulated switched cluster: a 4-machine testbed comes up, an all-to-all
+runs on it with every byte right, and it comes down leaving nothing behind."""
+
+import os
+import re
+import subprocess
+
+import pytest
+
+from topocoll.cli import main
+from topocoll.testbed import mpi, net
+
+from .mpi_util import BUILD, pmpi_lib
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the testbed needs root (CI runs as root)")
+
+
+def namespaces():
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [l.split()[0] for l in out.splitlines() if l.startswith(net.PREFIX)]
+
+
+@pytest.fixture
+def testbed():
+    main(["testbed", "down"])
+    assert main(["testbed", "up", "star:2,2", "--rate", "100mbit"]) == 0
+    yield
+    main(["testbed", "down"])
+
+
+def test_up_run_down(testbed, capsys):
+    assert sorted(namespaces()) == sorted([net.machine_ns(f"n{i}") for i in range(4)] +
+                                          [net.switch_ns("s0"), net.switch_ns("s1")])
+    assert main(["testbed", "status"]) == 0
+    # every link shaped: a tbf at 100 Mbit/s on each end, the switch ports with a 100-packet queue
+    qd = subprocess.run(["ip", "netns", "exec", net.switch_ns("s0"), "tc", "qdisc", "show"],
+                        capture_output=True, text=True).stdout
+    # tc shows the 100-packet limit as the time it takes to drain past the burst:
+    # (100 x 1514 B - 12500 B) at 100 Mbit/s = 11.1 ms
+    assert "tbf" in qd and "rate 100Mbit" in qd and "burst 12500b lat 11.1ms" in qd
+    # each machine is its own node: its hostname is its name
+    host = subprocess.run(["ip", "netns", "exec", net.machine_ns("n2"), "unshare", "--uts", "sh", "-c",
+                           "hostname n2 && hostname"], capture_output=True, text=True).stdout.strip()
+    assert host == "n2"
+    env = {"LD_PRELOAD": str(pmpi_lib("openmpi")), "TOPOCOLL_TOPOLOGY": "star:2,2",
+           "TOPOCOLL_ALLTOALL": "faraj-yuan", "TOPOCOLL_STATS": "1", "TOPOCOLL_VERBOSE": "1"}
+    proc = mpi.run([str(BUILD / "alltoall_check"), "0", "1", "1000", "65536"], env, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    calls, errors = map(int, re.search(r"calls=(\d+) errors=(\d+)", proc.stdout).groups())
+    assert errors == 0
+    # ranks were mapped to machines by their processor names (no TOPOCOLL_RANK_MAP)
+    assert f"topocoll: alltoall faraj-yuan calls={calls}" in proc.stderr
+    assert "(one rank per machine)" in proc.stderr
+
+
+def test_down_leaves_nothing(capsys):
+    main(["testbed", "down"])
+    assert main(["testbed", "up", "chain:1,1"]) == 0
+    assert namespaces()
+    assert main(["testbed", "down"]) == 0
+    assert namespaces() == []
+    assert not net.STATE.exists()
+    assert not list(net.NETNS_ETC.glob(net.PREFIX + "*")) if net.NETNS_ETC.exists() else True
+    # the host's own interfaces were never touched: no veth of ours in the root namespace
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    assert "topocoll" not in links and " p0@" not in links and "eth0@" not in links
+
+
+def test_refuses_a_second_testbed(testbed):
+    from topocoll import Topology, TopocollError
+    with pytest.raises(TopocollError, match="already up"):
+        net.up(Topology.synthetic("3"), "3", 100e6)
+
+
+def test_short_bench_on_the_testbed(capsys, tmp_path):
+    main(["testbed", "down"])
+    csv_path = tmp_path / "t.csv"
+    assert main(["bench", "star:2,2", "--backend", "testbed", "--sizes", "32K", "--repetitions", "2",
+                 "--algorithms", "faraj-yuan,native", "--quiet", "--csv", str(csv_path)]) == 0
+    import csv
+    rows = list(csv.DictReader(csv_path.open()))
+    assert len(rows) == 2 * 2 and {r["backend"] for r in rows} == {"testbed"}
+    assert {r["topology"] for r in rows} == {"star:2,2"} and "load_average=" in rows[0]["settings"]
+    assert namespaces() == []          # the bench brought it up, so it took it down
