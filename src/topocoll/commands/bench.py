@@ -89,6 +89,9 @@ def run(args):
             backend.close()
     result.settings = backend.settings()
     print(harness.table(result, algs, sizes))
+    if "load_average" in result.settings:
+        print(f"\nload average (1 min) before and after each algorithm: {result.settings['load_average']} "
+              f"on {os.cpu_count()} cores")
     if args.csv:
         harness.write_csv(result, args.csv)
         print(f"\nwrote {args.csv}")
