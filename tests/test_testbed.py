@@ -59,7 +59,7 @@ def test_down_leaves_nothing(capsys):
     assert namespaces()
     assert main(["testbed", "down"]) == 0
     assert namespaces() == []
-    assert not net.STATE.exists()
+    assert not net.STATE.exists() and not net.STATE_DIR.exists()
     assert not list(net.NETNS_ETC.glob(net.PREFIX + "*")) if net.NETNS_ETC.exists() else True
     # the host's own interfaces were never touched: no veth of ours in the root namespace
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
@@ -82,3 +82,4 @@ def test_short_bench_on_the_testbed(capsys, tmp_path):
     assert len(rows) == 2 * 2 and {r["backend"] for r in rows} == {"testbed"}
     assert {r["topology"] for r in rows} == {"star:2,2"} and "load_average=" in rows[0]["settings"]
     assert namespaces() == []          # the bench brought it up, so it took it down
+    assert not net.STATE_DIR.exists()

@@ -5,6 +5,7 @@ with the PMPI library preloaded; `native` is Open MPI's own MPI_Alltoall."""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from .._core import Topology, TopocollError, library_path
@@ -59,11 +60,12 @@ class TestbedBackend:
             env["TOPOCOLL_SYNC_DEPTH"] = str(self.sync_depth)
         argv = [str(program()), "--warmup", str(warmup), "--repetitions", str(repetitions)] + [str(s) for s in sizes]
         cmd, hostfile = mpi.mpirun_command(self.record, argv, sorted(env), mca=self.mca)
-        hosts = Path(f"/run/topocoll/hostfile")
-        hosts.write_text(hostfile)
-        at = cmd.index("--oversubscribe")
-        cmd[at:at] = ["--hostfile", str(hosts)]
-        samples = collect(algorithm, cmd + argv, dict(os.environ, **env), repetitions, on_size)
+        with tempfile.NamedTemporaryFile("w", prefix="topocoll-hosts-", suffix=".txt") as hosts:
+            hosts.write(hostfile)
+            hosts.flush()
+            at = cmd.index("--oversubscribe")
+            cmd[at:at] = ["--hostfile", hosts.name]
+            samples = collect(algorithm, cmd + argv, dict(os.environ, **env), repetitions, on_size)
         self.load.append(os.getloadavg()[0])
         return samples
 

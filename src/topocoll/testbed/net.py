@@ -156,6 +156,8 @@ def down() -> list[str]:
         for d in NETNS_ETC.glob(PREFIX + "*"):
             shutil.rmtree(d, ignore_errors=True)
     STATE.unlink(missing_ok=True)
+    if STATE_DIR.is_dir() and not any(STATE_DIR.iterdir()):
+        STATE_DIR.rmdir()
     return removed
 
 
