@@ -5,7 +5,6 @@ with the PMPI library preloaded; `native` is Open MPI's own MPI_Alltoall."""
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from .._core import Topology, TopocollError, library_path
@@ -59,13 +58,8 @@ class TestbedBackend:
         if self.sync_depth:
             env["TOPOCOLL_SYNC_DEPTH"] = str(self.sync_depth)
         argv = [str(program()), "--warmup", str(warmup), "--repetitions", str(repetitions)] + [str(s) for s in sizes]
-        cmd, hostfile = mpi.mpirun_command(self.record, argv, sorted(env), mca=self.mca)
-        with tempfile.NamedTemporaryFile("w", prefix="topocoll-hosts-", suffix=".txt") as hosts:
-            hosts.write(hostfile)
-            hosts.flush()
-            at = cmd.index("--oversubscribe")
-            cmd[at:at] = ["--hostfile", hosts.name]
-            samples = collect(algorithm, cmd + argv, dict(os.environ, **env), repetitions, on_size)
+        with mpi.mpirun_command(self.record, argv, sorted(env), mca=self.mca) as cmd:
+            samples = collect(algorithm, cmd, dict(os.environ, **env), repetitions, on_size)
         self.load.append(os.getloadavg()[0])
         return samples
 

@@ -5,6 +5,7 @@ spinning ranks ruin timings)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import tempfile
@@ -23,21 +24,25 @@ MCA = {
 }
 
 
+@contextlib.contextmanager
 def mpirun_command(record: dict, argv: list[str], env_names: list[str], np: int | None = None,
-                   mca: dict | None = None) -> tuple[list[str], str]:
-    """The command line, run from the first machine's namespace, and the
-    hostfile text."""
+                   mca: dict | None = None):
+    """The command line running argv on the testbed described by record, from
+    its first machine's namespace; the hostfile lives as long as the context."""
     machines = record["machines"]
-    hostfile = "".join(f"{m} slots={record.get('slots', {}).get(m, 1)}\n" for m in machines)
     params = dict(MCA, plm_rsh_agent=str(AGENT), **(mca or {}))
-    cmd = ["ip", "netns", "exec", net.machine_ns(machines[0]), "unshare", "--uts", "sh", "-c",
-           'hostname "$0" && exec "$@"', machines[0],
-           "mpirun.openmpi", "--allow-run-as-root", "--oversubscribe", "-np", str(np or len(machines))]
-    for k, v in params.items():
-        cmd += ["--mca", k, str(v)]
-    for name in env_names:
-        cmd += ["-x", name]
-    return cmd, hostfile
+    with tempfile.NamedTemporaryFile("w", prefix="topocoll-hosts-", suffix=".txt") as hosts:
+        hosts.write("".join(f"{m} slots={record.get('slots', {}).get(m, 1)}\n" for m in machines))
+        hosts.flush()
+        cmd = ["ip", "netns", "exec", net.machine_ns(machines[0]), "unshare", "--uts", "sh", "-c",
+               'hostname "$0" && exec "$@"', machines[0],
+               "mpirun.openmpi", "--allow-run-as-root", "--hostfile", hosts.name, "--oversubscribe",
+               "-np", str(np or len(machines))]
+        for k, v in params.items():
+            cmd += ["--mca", k, str(v)]
+        for name in env_names:
+            cmd += ["-x", name]
+        yield cmd + [str(a) for a in argv]
 
 
 def run(argv: list[str], env: dict[str, str] | None = None, np: int | None = None, mca: dict | None = None,
@@ -47,12 +52,5 @@ def run(argv: list[str], env: dict[str, str] | None = None, np: int | None = Non
     if not record or not record.get("up"):
         raise TopocollError("invalid argument", "no testbed is up ('topocoll testbed up T' first)")
     env = dict(env or {})
-    cmd, hostfile = mpirun_command(record, argv, sorted(env), np, mca)
-    with tempfile.NamedTemporaryFile("w", prefix="topocoll-hosts-", delete=False) as f:
-        f.write(hostfile)
-    cmd[cmd.index("--oversubscribe"):cmd.index("--oversubscribe")] = ["--hostfile", f.name]
-    full = dict(os.environ, **env)
-    try:
-        return subprocess.run(cmd + list(argv), env=full, capture_output=capture, text=True, timeout=timeout)
-    finally:
-        os.unlink(f.name)
+    with mpirun_command(record, argv, sorted(env), np, mca) as cmd:
+        return subprocess.run(cmd, env=dict(os.environ, **env), capture_output=capture, text=True, timeout=timeout)
