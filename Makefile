@@ -5,7 +5,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BUILD := build
 APT_PACKAGES := build-essential cmake ninja-build pkg-config libyaml-dev python3 python3-venv python3-dev \
-	libopenmpi-dev openmpi-bin libmpich-dev mpich python3-mpi4py libsimgrid-dev
+	libopenmpi-dev openmpi-bin libmpich-dev mpich python3-mpi4py libsimgrid-dev \
+	iproute2 ethtool util-linux
 PYTHON ?= python3
 
 .PHONY: all build deps test test-c test-py demo bench clean
