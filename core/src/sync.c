@@ -10,6 +10,13 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static int cmp_sync(const void *a, const void *b)
+{
+    const tc_sync *x = a, *y = b;
+    if (x->after != y->after) return (x->after > y->after) - (x->after < y->after);
+    return (x->before > y->before) - (x->before < y->before);
+}
+
 static int cmp_i64_desc(const void *a, const void *b) { return cmp_i64(b, a); }
 
 /* A refcounted copy of a rank's clock: clock[r] = the last step of rank r
@@ -158,18 +165,7 @@ tc_status tc_schedule_add_syncs(tc_schedule *s, const tc_topology *topo, int dep
     }
     stats->kept = nkept;
     /* the sender's order: by `after`, then `before` */
-    qsort(kept, (size_t)nkept, sizeof(tc_sync), cmp_i64);   /* tc_sync starts with int64 after */
-    for (int64_t i = 0; i + 1 < nkept;) {       /* stable sort on before within equal after */
-        int64_t j = i;
-        while (j < nkept && kept[j].after == kept[i].after) j++;
-        for (int64_t a = i + 1; a < j; a++) {
-            tc_sync t = kept[a];
-            int64_t b = a - 1;
-            while (b >= i && kept[b].before > t.before) { kept[b + 1] = kept[b]; b--; }
-            kept[b + 1] = t;
-        }
-        i = j;
-    }
+    qsort(kept, (size_t)nkept, sizeof(tc_sync), cmp_sync);
     TC_TRY(rc, out, tc_schedule_set_syncs(s, kept, nkept));
 out:
     for (int64_t i = 0; i < nsnaps; i++) free(all_snaps[i]);

@@ -75,9 +75,6 @@ struct tc_topology {
     int height;
 };
 
-/* Canonical order of links after finalize: link l's child is the node with
- * parent_link == l.  Exposed for writers. */
-int tc_topology_link_child(const tc_topology *t, int link);
 
 /* Writers' shared walk: the switches in the order that keeps rank order
  * when read back (by their first machine's rank; switches without machines

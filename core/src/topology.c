@@ -328,7 +328,6 @@ void tc_topology_link(const tc_topology *t, int l, int *child, int *parent, doub
     if (lat) *lat = k->latency;
 }
 
-int tc_topology_link_child(const tc_topology *t, int l) { return t->links[l].child; }
 int tc_topology_link_machines_below(const tc_topology *t, int l) { return t->below[t->links[l].child]; }
 
 int64_t tc_topology_link_load(const tc_topology *t, int l)

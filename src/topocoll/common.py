@@ -33,5 +33,13 @@ def emit_json(obj) -> None:
     sys.stdout.write("\n")
 
 
-def mbit(bps: float) -> str:
-    return f"{bps / 1e6:.1f} Mbit/s"
+def add_actions(parser):
+    """Sub-actions of a command (``topocoll topology show``...): each action's
+    parser sets ``_action``; the command's ``run`` is ``run_action``."""
+    sub = parser.add_subparsers(dest="action", metavar="ACTION")
+    sub.required = True
+    return sub
+
+
+def run_action(args):
+    return args._action(args)

@@ -5,14 +5,13 @@ from __future__ import annotations
 import sys
 
 from .._core import TopocollError
-from ..common import add_topology_argument, emit_json, load_topology, rate
+from ..common import add_actions, add_topology_argument, emit_json, load_topology, rate, run_action
 
 description = "bring up an emulated switched cluster (network namespaces, shaped links) and run MPI on it"
 
 
 def setup_parser(p):
-    sub = p.add_subparsers(dest="action", metavar="ACTION")
-    sub.required = True
+    sub = add_actions(p)
     up = sub.add_parser("up", help="create the namespaces, bridges, veth links and shaping for a topology",
                         description="One network namespace per machine (hostname = the machine's name) and per "
                         "switch (a bridge), a veth pair per link, each direction shaped with tbf to the link's "
@@ -39,8 +38,7 @@ def setup_parser(p):
     r.set_defaults(_action=run_run)
 
 
-def run(args):
-    return args._action(args)
+run = run_action
 
 
 def run_up(args):

@@ -5,14 +5,13 @@ from __future__ import annotations
 import sys
 
 from .._core import TopocollError, format_rate, format_time
-from ..common import DEFAULT_BANDWIDTH, add_topology_argument, emit_json, load_topology, rate
+from ..common import DEFAULT_BANDWIDTH, add_actions, add_topology_argument, emit_json, load_topology, rate, run_action
 
 description = "show a topology (bottleneck, load, peak bound, root) or convert it between formats"
 
 
 def setup_parser(p):
-    sub = p.add_subparsers(dest="action", metavar="ACTION")
-    sub.required = True
+    sub = add_actions(p)
     show = sub.add_parser("show", help="machines, switches, bottleneck links, load, peak bound, root, subtrees",
                           description="Show a topology: machines, switches, bottleneck links, the all-to-all "
                           "load, the peak aggregate throughput bound, the Faraj-Yuan root and its subtrees.")
@@ -30,8 +29,7 @@ def setup_parser(p):
     conv.set_defaults(_action=run_convert)
 
 
-def run(args):
-    return args._action(args)
+run = run_action
 
 
 def describe(topo, default_bw: float) -> dict:
