@@ -38,7 +38,8 @@ def test_bad_name():
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_generated_routine_every_byte(tmp_path, mpi, algorithm, capsys):
     src = tmp_path / "gen.c"
-    assert main(["generate", "chain:2,3", "-o", str(src), "--name", "gen_a2a", "--algorithm", algorithm]) == 0
+    assert main(["generate", "chain:2,3", "-o", str(src), "--name", "gen_a2a", "--algorithm", algorithm,
+                 "--segments", "3", "--fanout", "2"]) == 0
     exe = tmp_path / "check"
     cc = subprocess.run([COMPILERS[mpi], "-Wall", "-Wextra", "-Werror", "-DALLTOALL=gen_a2a",
                          str(ROOT / "core" / "tests" / "mpi" / "alltoall_check.c"), str(src), "-o", str(exe)],

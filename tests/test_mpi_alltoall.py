@@ -22,6 +22,10 @@ def env_for(algorithm: str, np: int, **extra) -> dict:
         "TOPOCOLL_RANK_MAP": ",".join(f"n{i}" for i in range(np)),
         "TOPOCOLL_ALLTOALL": algorithm,
         "TOPOCOLL_STATS": "1",
+        # segments of 1500 bytes: count 1000 (4000-byte blocks) and 65536 run
+        # cut into pieces that split elements of every datatype; fan-out 3
+        "TOPOCOLL_SEGMENT_SIZE": "1500",
+        "TOPOCOLL_FANOUT": "3",
     }
     env.update(extra)
     return env
@@ -53,20 +57,49 @@ def test_every_byte(mpi, algorithm, np):
     assert stats == {algorithm: calls}, proc.stderr[-2000:]
 
 
+# several ranks a machine, unevenly and interleaved in rank order (2, 3, 1
+# and 2 ranks on n0, n4, n8, n5)
+SHARED_MAP = "n0,n0,n4,n4,n4,n8,n0,n5"
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_every_byte_several_ranks_a_machine(algorithm):
+    env = env_for(algorithm, 8, LD_PRELOAD=str(pmpi_lib("openmpi")), TOPOCOLL_RANK_MAP=SHARED_MAP,
+                  TOPOCOLL_VERBOSE="1")
+    proc = run("openmpi", 8, [program("alltoall_check", "openmpi")], env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    calls, errors, stats = calls_and_stats(proc)
+    assert errors == 0
+    assert stats == {algorithm: calls}, proc.stderr[-2000:]
+
+
 @pytest.mark.parametrize("mpi", MPIS)
-def test_shared_machine_falls_back_and_says_so(mpi):
-    env = env_for("faraj-yuan", 4, LD_PRELOAD=str(pmpi_lib(mpi)), TOPOCOLL_VERBOSE="1",
-                  TOPOCOLL_RANK_MAP="n0,n1,n1,n2")
-    if mpi == "mpich":
-        env["ALLTOALL_CHECK_SKIP_INPLACE_STRUCT_ABOVE"] = "300"   # MPICH's own bug, see test_every_byte
+def test_shared_machines_plan_machines_as_switches(mpi):
+    """auto: faraj-yuan on the tree in which each shared machine is a switch
+    holding its ranks; no fallback, and the verbose line says so."""
+    env = env_for("auto", 4, LD_PRELOAD=str(pmpi_lib(mpi)), TOPOCOLL_VERBOSE="1", TOPOCOLL_RANK_MAP="n0,n1,n1,n2")
     proc = run(mpi, 4, [program("alltoall_check", mpi), "1", "1000"], env)
     assert proc.returncode == 0, proc.stderr
     calls, errors, stats = calls_and_stats(proc)
     assert errors == 0
-    assert "share machine 'n1'" in proc.stderr and "native" in proc.stderr
-    # the world and its dup share n1; the parity halves map one rank per machine
-    assert stats.get("native", 0) > 0 and stats.get("faraj-yuan", 0) > 0
-    assert sum(stats.values()) == calls
+    assert "faraj-yuan (several ranks a machine: machines as switches)" in proc.stderr
+    assert stats == {"faraj-yuan": calls}
+
+
+def test_local_group_given_clusters():
+    env = env_for("local-group", 6, LD_PRELOAD=str(pmpi_lib("openmpi")), TOPOCOLL_CLUSTERS="x,x,y,y,y,y")
+    proc = run("openmpi", 6, [program("alltoall_check", "openmpi")], env)
+    calls, errors, stats = calls_and_stats(proc)
+    assert proc.returncode == 0 and errors == 0 and stats == {"local-group": calls}
+
+
+def test_bad_parameters_stop_with_the_variable():
+    for var, value, says in [("TOPOCOLL_SEGMENT_SIZE", "lots", "TOPOCOLL_SEGMENT_SIZE=lots"),
+                             ("TOPOCOLL_FANOUT", "0", "TOPOCOLL_FANOUT=0"),
+                             ("TOPOCOLL_CLUSTERS", "a,b", "TOPOCOLL_CLUSTERS names 2 clusters")]:
+        env = env_for("group-shuffle", 3, LD_PRELOAD=str(pmpi_lib("openmpi")), **{var: value})
+        proc = run("openmpi", 3, [program("alltoall_check", "openmpi"), "1"], env)
+        assert proc.returncode != 0 and says in proc.stderr, proc.stderr[-1000:]
 
 
 def test_min_bytes_sends_small_blocks_native():
@@ -108,20 +141,19 @@ def test_without_topology_every_call_goes_to_the_mpi():
 def test_processor_names_map_ranks(tmp_path):
     """Without TOPOCOLL_RANK_MAP ranks map by processor name: every rank of
     this machine has the same name, so a topology naming it maps them all to
-    one machine and faraj-yuan falls back."""
+    one machine, planned as a switch holding them."""
     import socket
     host = socket.gethostname().split(".")[0]
     topo = tmp_path / "here.conf"
     topo.write_text(f"SwitchName=s0 Nodes={host},other\n")
-    env = env_for("faraj-yuan", 2, LD_PRELOAD=str(pmpi_lib("openmpi")), TOPOCOLL_TOPOLOGY=str(topo),
+    env = env_for("faraj-yuan", 3, LD_PRELOAD=str(pmpi_lib("openmpi")), TOPOCOLL_TOPOLOGY=str(topo),
                   TOPOCOLL_VERBOSE="1")
     del env["TOPOCOLL_RANK_MAP"]
-    proc = run("openmpi", 2, [program("alltoall_check", "openmpi"), "1"], env)
+    proc = run("openmpi", 3, [program("alltoall_check", "openmpi"), "1"], env)
     calls, errors, stats = calls_and_stats(proc)
     assert errors == 0
-    assert f"share machine '{host}" in proc.stderr
-    # one rank alone (the parity split) is one rank on one machine
-    assert stats.get("faraj-yuan", 0) > 0 and stats.get("native", 0) > 0
+    assert "of 3 ranks: faraj-yuan (several ranks a machine" in proc.stderr
+    assert stats == {"faraj-yuan": calls}
 
 
 def test_mpi4py_program():

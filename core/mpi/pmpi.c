@@ -3,7 +3,12 @@
  * (LD_PRELOAD it, or link it before the MPI).  The variables it reads are
  * those of INTERFACES.md: TOPOCOLL_TOPOLOGY, TOPOCOLL_ALLTOALL,
  * TOPOCOLL_ALLTOALL_MIN_BYTES, TOPOCOLL_RANK_MAP, TOPOCOLL_STATS,
- * TOPOCOLL_VERBOSE.
+ * TOPOCOLL_VERBOSE; and the algorithms' parameters (the registry's
+ * TC_PARAM_*): TOPOCOLL_SEGMENT_SIZE, TOPOCOLL_FANOUT, TOPOCOLL_CLUSTERS.
+ *
+ * Several ranks on one machine: the machine is planned as a small switch
+ * holding its ranks (tc_topology_expand), and `auto` picks faraj-yuan on
+ * that tree as it does for one rank a machine.
  *
  * On a communicator's first MPI_Alltoall every rank names its machine
  * (TOPOCOLL_RANK_MAP or its processor name), the names are gathered, and the
@@ -24,6 +29,16 @@
 #define TOPOCOLL_DEFAULT_SYNC_DEPTH 1
 #endif
 #define NATIVE "native"
+/* Sync-shuffle and group-shuffle segment size (bytes) when
+ * TOPOCOLL_SEGMENT_SIZE is unset: the best of 4K..128K for sync-shuffle on
+ * the emulated 8-machine switch at 64-256 KB blocks (README). */
+#ifndef TOPOCOLL_DEFAULT_SEGMENT_SIZE
+#define TOPOCOLL_DEFAULT_SEGMENT_SIZE 16384
+#endif
+#define MAX_SEGMENTS 256
+#define PLANS_PER_COMM 4
+
+_Static_assert(sizeof(tc_op) == TCX_OP_INTS * sizeof(int), "the executor reads tc_op as TCX_OP_INTS ints");
 
 static struct {
     int loaded;                 /* configuration read (first call) */
@@ -32,6 +47,10 @@ static struct {
     char algorithm[64];         /* a registry name, "native" or "auto" */
     long long min_bytes;
     int sync_depth;             /* TOPOCOLL_SYNC_DEPTH: messages a link may carry at once */
+    long long segment_size;     /* TOPOCOLL_SEGMENT_SIZE */
+    int fanout;                 /* TOPOCOLL_FANOUT */
+    char *clusters;             /* TOPOCOLL_CLUSTERS: NUL-separated, one per world rank */
+    size_t clusters_count;
     int verbose, stats;
     char *rank_map;             /* NUL-separated names, one per world rank */
     size_t rank_map_count;
@@ -50,12 +69,20 @@ static void trace_event(void *ctx, int event, long long op, double when)
     if (t->mem) fprintf(t->mem, "%lld %lld %s %.9f\n", t->call, op, event == TCX_EV_START ? "start" : "done", when);
 }
 
-typedef struct comm_plan {
-    int algorithm;              /* registry index, or -1 for native */
+/* One schedule ready to run on a communicator (one a segment count). */
+typedef struct plan_entry {
+    int segments;
     tc_schedule *sched;
     tcx_schedule tables;
     tcx_state state;
-    int state_ready;
+} plan_entry;
+
+typedef struct comm_plan {
+    int algorithm;              /* registry index, or -1 for native */
+    tc_topology *topo;          /* the communicator's ranks as machines */
+    int *clusters;              /* TOPOCOLL_CLUSTERS for its ranks, or NULL */
+    plan_entry entry[PLANS_PER_COMM];
+    int nentries, next;
     int said_small;             /* verbose line about MIN_BYTES already printed */
 } comm_plan;
 
@@ -109,6 +136,35 @@ static void load_config(void)
         char *end;
         g.sync_depth = (int)strtol(depth, &end, 10);
         if (*end || g.sync_depth < 1) fatal("TOPOCOLL_SYNC_DEPTH=%s: expected a whole number >= 1%s", depth, "");
+    }
+    const char *seg = getenv("TOPOCOLL_SEGMENT_SIZE"), *fan = getenv("TOPOCOLL_FANOUT");
+    const char *clusters = getenv("TOPOCOLL_CLUSTERS");
+    g.segment_size = TOPOCOLL_DEFAULT_SEGMENT_SIZE;
+    if (seg && *seg) {
+        char *end;
+        g.segment_size = strtoll(seg, &end, 10);
+        if (*end == 'K' || *end == 'k') { g.segment_size *= 1024; end++; }
+        else if (*end == 'M' || *end == 'm') { g.segment_size *= 1024 * 1024; end++; }
+        if (*end || g.segment_size < 1)
+            fatal("TOPOCOLL_SEGMENT_SIZE=%s: expected a size in bytes such as 16384 or 16K%s", seg, "");
+    }
+    g.fanout = TC_DEFAULT_FANOUT;
+    if (fan && *fan) {
+        char *end;
+        g.fanout = (int)strtol(fan, &end, 10);
+        if (*end || g.fanout < 1) fatal("TOPOCOLL_FANOUT=%s: expected a whole number >= 1%s", fan, "");
+    }
+    if (clusters && *clusters) {
+        int size;
+        PMPI_Comm_size(MPI_COMM_WORLD, &size);
+        if (tc_hostlist_expand(clusters, &g.clusters, &g.clusters_count) != TC_OK)
+            fatal("TOPOCOLL_CLUSTERS: %s%s", tc_error_message(), "");
+        if ((int)g.clusters_count != size) {
+            char a[64], b[64];
+            snprintf(a, sizeof a, "%zu", g.clusters_count);
+            snprintf(b, sizeof b, "%d", size);
+            fatal("TOPOCOLL_CLUSTERS names %s clusters but MPI_COMM_WORLD has %s ranks (one a rank)", a, b);
+        }
     }
     if (tc_topology_load(path, TC_FORMAT_AUTO, &g.topo) != TC_OK)
         fatal("TOPOCOLL_TOPOLOGY: %s%s", tc_error_message(), "");
@@ -164,20 +220,60 @@ static void say(MPI_Comm comm, const char *fmt, const char *a, const char *b, in
     fputc('\n', stderr);
 }
 
+static void entry_free(plan_entry *e)
+{
+    tcx_state_free(&e->state);
+    tc_schedule_destroy(e->sched);
+    memset(e, 0, sizeof *e);
+}
+
 static int delete_plan(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
     (void)comm; (void)keyval; (void)extra;
     comm_plan *cp = (comm_plan *)attr;
-    if (cp->state_ready) tcx_state_free(&cp->state);
-    tc_schedule_destroy(cp->sched);
+    for (int i = 0; i < cp->nentries; i++) entry_free(&cp->entry[i]);
+    tc_topology_destroy(cp->topo);
+    free(cp->clusters);
     free(cp);
     return MPI_SUCCESS;
 }
 
-/* Decide and plan for a communicator; collective over comm. */
+/* The communicator's ranks as the machines of a tree, rank r = machine r:
+ * restricted to its machines, each machine with several ranks expanded into
+ * a switch holding them.  NULL (and *why filled) when it cannot be. */
+static tc_topology *ranks_topology(const int *mach, int size, char *why, size_t len)
+{
+    int *distinct = (int *)malloc(sizeof(int) * (size_t)size), *count = (int *)calloc((size_t)size, sizeof(int));
+    int *index = (int *)malloc(sizeof(int) * (size_t)size), *order = (int *)malloc(sizeof(int) * (size_t)size);
+    int *first = (int *)malloc(sizeof(int) * (size_t)size);
+    int nd = 0, shared = 0;
+    tc_topology *t1 = NULL, *t2 = NULL, *t3 = NULL;
+    for (int r = 0; r < size; r++) {
+        int k = 0;
+        while (k < nd && distinct[k] != mach[r]) k++;
+        if (k == nd) distinct[nd++] = mach[r];
+        index[r] = count[k]++;
+        order[r] = k;
+        if (count[k] > 1) shared = 1;
+    }
+    if (tc_topology_restrict(g.topo, distinct, nd, &t1) != TC_OK) { snprintf(why, len, "%s", tc_error_message()); goto out; }
+    if (!shared) { t3 = t1; t1 = NULL; goto out; }
+    if (tc_topology_expand(t1, count, &t2) != TC_OK) { snprintf(why, len, "%s", tc_error_message()); goto out; }
+    /* expanded ranks go machine by machine: comm rank r is leaf first[k] + index[r] */
+    for (int k = 0, at = 0; k < nd; k++) { first[k] = at; at += count[k]; }
+    for (int r = 0; r < size; r++) distinct[r] = first[order[r]] + index[r];
+    if (tc_topology_restrict(t2, distinct, size, &t3) != TC_OK) snprintf(why, len, "%s", tc_error_message());
+out:
+    tc_topology_destroy(t1);
+    tc_topology_destroy(t2);
+    free(distinct); free(count); free(index); free(order); free(first);
+    return t3;
+}
+
+/* Decide what a communicator uses; collective over comm. */
 static comm_plan *make_plan(MPI_Comm comm)
 {
-    int size, me;
+    int size, me, wr = world_rank();
     PMPI_Comm_size(comm, &size);
     PMPI_Comm_rank(comm, &me);
     comm_plan *cp = (comm_plan *)calloc(1, sizeof *cp);
@@ -186,63 +282,89 @@ static comm_plan *make_plan(MPI_Comm comm)
     memset(mine, 0, sizeof mine);
     my_machine(mine);
     char *names = (char *)malloc((size_t)size * NAME_LEN);
-    int *ranks = (int *)malloc(sizeof(int) * (size_t)size);
+    int *ranks = (int *)malloc(sizeof(int) * (size_t)size), *world = (int *)malloc(sizeof(int) * (size_t)size);
     PMPI_Allgather(mine, NAME_LEN, MPI_CHAR, names, NAME_LEN, MPI_CHAR, comm);
+    PMPI_Allgather(&wr, 1, MPI_INT, world, 1, MPI_INT, comm);
     const char *reason = NULL;
     char why[NAME_LEN * 2 + 128];
+    int shared = 0;
     for (int r = 0; r < size && !reason; r++) {
         ranks[r] = machine_rank(names + (size_t)r * NAME_LEN);
         if (ranks[r] < 0) {
             snprintf(why, sizeof why, "rank %d's machine '%s' is not in the topology", r, names + (size_t)r * NAME_LEN);
             reason = why;
         }
-        for (int q = 0; q < r && !reason; q++)
-            if (ranks[q] == ranks[r]) {
-                snprintf(why, sizeof why, "ranks %d and %d share machine '%s' (one rank per machine is needed)", q, r,
-                         names + (size_t)r * NAME_LEN);
-                reason = why;
-            }
+        for (int q = 0; q < r && !reason && !shared; q++) shared = ranks[q] == ranks[r];
     }
     int want = !strcmp(g.algorithm, "auto") ? tc_algorithm_find("faraj-yuan") : tc_algorithm_find(g.algorithm);
-    tc_topology *plan_topo = NULL;
     if (want < 0) {
         say(comm, "native (TOPOCOLL_ALLTOALL=%s)%s", g.algorithm, "", size);
-    } else if (tc_algorithm_properties(want) & TC_PROP_TOPOLOGY_AWARE) {
+    } else if (tc_algorithm_properties(want) & (TC_PROP_TOPOLOGY_AWARE) ||
+               tc_algorithm_params(want) & TC_PARAM_CLUSTERS) {
         if (reason) say(comm, "native: %s; %s needs the topology", reason, tc_algorithm_name(want), size);
-        else if (tc_topology_restrict(g.topo, ranks, size, &plan_topo) != TC_OK)
-            say(comm, "native: %s%s", tc_error_message(), "", size);
+        else if (!(cp->topo = ranks_topology(ranks, size, why, sizeof why)))
+            say(comm, "native: %s%s", why, "", size);
     } else {
         char spec[32];
         snprintf(spec, sizeof spec, "%d", size);   /* the plan depends on the size only */
-        tc_topology_synthetic(spec, &plan_topo);
+        tc_topology_synthetic(spec, &cp->topo);
     }
-    if (plan_topo) {
-        if (tc_alltoall_plan_for_execution(tc_algorithm_name(want), plan_topo, g.sync_depth, &cp->sched) != TC_OK)
-            say(comm, "native: planning %s failed: %s", tc_algorithm_name(want), tc_error_message(), size);
-    }
-    if (cp->sched) {
-        tc_schedule *s = cp->sched;
-        cp->tables = (tcx_schedule){tc_schedule_algorithm(s), tc_schedule_num_ranks(s), tc_schedule_num_steps(s),
-                                    (const long long *)tc_schedule_step_begins(s), (const int *)tc_schedule_ops(s),
-                                    tc_schedule_blocks(s), tc_schedule_num_syncs(s),
-                                    (const long long *)tc_schedule_syncs(s)};
-        if (tcx_state_init(&cp->state, &cp->tables, comm) == MPI_SUCCESS) {
-            cp->state_ready = 1;
-            if (getenv("TOPOCOLL_TRACE") && *getenv("TOPOCOLL_TRACE")) {
-                if (!tracebuf.mem) tracebuf.mem = open_memstream(&tracebuf.text, &tracebuf.len);
-                cp->state.trace = trace_event;
-                cp->state.trace_ctx = &tracebuf;
-            }
-            cp->algorithm = want;
-            say(comm, "%s%s", tc_algorithm_name(want), reason ? "" : " (one rank per machine)", size);
-        } else {
-            say(comm, "native: could not set up the executor%s%s", "", "", size);
+    if (cp->topo && g.clusters && tc_algorithm_params(want) & TC_PARAM_CLUSTERS) {
+        /* cluster labels of the communicator's ranks, numbered by first appearance */
+        cp->clusters = (int *)malloc(sizeof(int) * (size_t)size);
+        const char **label = (const char **)malloc(sizeof(char *) * (size_t)size);
+        for (int r = 0; r < size; r++) {
+            const char *q = g.clusters;
+            for (int w = world[r]; w > 0; w--) q += strlen(q) + 1;
+            label[r] = q;
+            cp->clusters[r] = r;
+            for (int k = 0; k < r; k++)
+                if (!strcmp(label[k], q)) { cp->clusters[r] = cp->clusters[k]; break; }
         }
+        free(label);
     }
-    tc_topology_destroy(plan_topo);
+    if (cp->topo) {
+        int aware = tc_algorithm_properties(want) & TC_PROP_TOPOLOGY_AWARE || tc_algorithm_params(want) & TC_PARAM_CLUSTERS;
+        cp->algorithm = want;
+        say(comm, "%s%s", tc_algorithm_name(want),
+            !aware ? "" : shared ? " (several ranks a machine: machines as switches)" : " (one rank a machine)", size);
+    }
     free(names);
     free(ranks);
+    free(world);
     return cp;
+}
+
+/* The executor state for blocks of `block` bytes: planned on first use of
+ * its segment count; collective over comm (every rank sees the same block). */
+static tcx_state *state_for(comm_plan *cp, MPI_Comm comm, long long block)
+{
+    int segments = 1;
+    if (tc_algorithm_params(cp->algorithm) & TC_PARAM_SEGMENTS) {
+        long long k = (block + g.segment_size - 1) / g.segment_size;
+        segments = k < 1 ? 1 : k > MAX_SEGMENTS ? MAX_SEGMENTS : (int)k;
+    }
+    for (int i = 0; i < cp->nentries; i++)
+        if (cp->entry[i].segments == segments) return &cp->entry[i].state;
+    plan_entry *e;
+    if (cp->nentries < PLANS_PER_COMM) e = &cp->entry[cp->nentries++];
+    else { e = &cp->entry[cp->next]; cp->next = (cp->next + 1) % PLANS_PER_COMM; entry_free(e); }
+    tc_plan_options opt = {segments, g.fanout, cp->clusters, g.sync_depth};
+    if (tc_alltoall_plan_with_options(tc_algorithm_name(cp->algorithm), cp->topo, &opt, 1, &e->sched) != TC_OK)
+        fatal("planning %s failed: %s", tc_algorithm_name(cp->algorithm), tc_error_message());
+    tc_schedule *s = e->sched;
+    e->segments = segments;
+    e->tables = (tcx_schedule){tc_schedule_algorithm(s), tc_schedule_num_ranks(s), tc_schedule_num_steps(s),
+                               (const long long *)tc_schedule_step_begins(s), (const int *)tc_schedule_ops(s),
+                               tc_schedule_blocks(s), tc_schedule_num_syncs(s), (const long long *)tc_schedule_syncs(s)};
+    if (tcx_state_init(&e->state, &e->tables, comm) != MPI_SUCCESS)
+        fatal("could not set up the executor for %s%s", tc_algorithm_name(cp->algorithm), "");
+    if (getenv("TOPOCOLL_TRACE") && *getenv("TOPOCOLL_TRACE")) {
+        if (!tracebuf.mem) tracebuf.mem = open_memstream(&tracebuf.text, &tracebuf.len);
+        e->state.trace = trace_event;
+        e->state.trace_ctx = &tracebuf;
+    }
+    return &e->state;
 }
 
 static comm_plan *plan_of(MPI_Comm comm)
@@ -298,7 +420,7 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     }
     count(comm, cp->algorithm);
     tracebuf.call++;
-    return tcx_alltoall(&cp->state, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+    return tcx_alltoall(state_for(cp, comm, block), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
 }
 
 int MPI_Finalize(void)
@@ -337,9 +459,11 @@ int MPI_Finalize(void)
     if (g.keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&g.keyval);
     tc_topology_destroy(g.topo);
     free(g.rank_map);
+    free(g.clusters);
     free(g.calls);
     g.topo = NULL;
     g.rank_map = NULL;
+    g.clusters = NULL;
     g.calls = NULL;
     return PMPI_Finalize();
 }

@@ -24,6 +24,9 @@
  *  - forwarding schedules (blocks combined and relayed, e.g. Bruck) work on
  *    packed bytes: a step's receives and sends are posted, completed, and the
  *    received blocks stored where they go next;
+ *  - segmented schedules (pieces of blocks, e.g. sync-shuffle) run as direct
+ *    ones on bytes: from the caller's buffers when the datatype is
+ *    contiguous, else packed first and unpacked after;
  *  - MPI_IN_PLACE copies the receive buffer first and sends from the copy;
  *    a zero-size block does nothing; the self block is a local send/receive.
  */
@@ -48,6 +51,7 @@
 #endif
 
 enum { TCX_TAG_DATA = 1, TCX_TAG_SYNC = 2, TCX_TAG_SELF = 3 };
+enum { TCX_OP_INTS = 6 };
 
 /* A schedule as flat tables: the IR's arrays, or static tables in a
  * generated routine. */
@@ -55,7 +59,8 @@ typedef struct tcx_schedule {
     const char *algorithm;
     int nranks, nsteps;
     const long long *step_begin; /* nsteps + 1: ops of step s are [step_begin[s], step_begin[s+1]) */
-    const int *ops;              /* 4 an op: src, dst, first_block (-1: the direct block), nblocks */
+    const int *ops;              /* TCX_OP_INTS an op: src, dst, first_block (-1: the direct
+                                    block), nblocks, part, parts (piece part of parts of the block) */
     const int *blocks;           /* 2 a block: origin, dest */
     long long nsyncs;
     const long long *syncs;      /* 2 a sync: after op, before op */
@@ -63,7 +68,7 @@ typedef struct tcx_schedule {
 
 /* One rank's part of a schedule, compiled once per communicator. */
 typedef struct tcx_view {
-    int me, forwarding;
+    int me, forwarding, segmented;
     int nsend, nrecv, nsync_in, nslots;
     long long *send_op, *recv_op;   /* op indices, in step order */
     int *send_step, *recv_step;
@@ -89,7 +94,7 @@ typedef struct tcx_state {
     void *trace_ctx;
 } tcx_state;
 
-static int tcx_op(const tcx_schedule *s, long long op, int field) { return s->ops[4 * op + field]; }
+static int tcx_op(const tcx_schedule *s, long long op, int field) { return s->ops[TCX_OP_INTS * op + field]; }
 
 static void tcx_view_free(tcx_view *v)
 {
@@ -136,6 +141,7 @@ static int tcx_view_build(tcx_view *v, const tcx_schedule *s, int me)
     v->me = me;
     for (long long op = 0; op < nops; op++) {
         if (tcx_op(s, op, 2) >= 0) v->forwarding = 1;
+        if (tcx_op(s, op, 5) > 1) v->segmented = 1;
         if (tcx_op(s, op, 0) == me) v->nsend++;
         if (tcx_op(s, op, 1) == me) v->nrecv++;
     }
@@ -297,6 +303,21 @@ static int tcx_notify(const tcx_view *v, int from, int to, MPI_Comm comm, MPI_Re
 /* The send side of a run: where block d of this rank starts and how it is typed. */
 typedef struct tcx_side { char *base; MPI_Aint stride; int count; MPI_Datatype type; } tcx_side;
 
+/* Where op's data lies on a side: the whole typed block, or for a piece of a
+ * segmented schedule (sides then hold bytes) bytes [part*B/parts, (part+1)*B/parts). */
+static char *tcx_piece(const tcx_schedule *s, long long op, const tcx_side *side, int peer, int *count)
+{
+    char *at = side->base + side->stride * peer;
+    int part = tcx_op(s, op, 4), parts = tcx_op(s, op, 5);
+    *count = side->count;
+    if (parts > 1) {
+        long long lo = (long long)side->count * part / parts, hi = (long long)side->count * (part + 1) / parts;
+        at += lo;
+        *count = (int)(hi - lo);
+    }
+    return at;
+}
+
 static int tcx_run_direct(tcx_state *st, tcx_side snd, tcx_side rcv)
 {
     const tcx_schedule *s = st->sched;
@@ -309,8 +330,9 @@ static int tcx_run_direct(tcx_state *st, tcx_side snd, tcx_side rcv)
     MPI_Request *sreq = (MPI_Request *)malloc(sizeof(MPI_Request) * (size_t)(v->nsend + 1));
     if (!rreq || !yreq || !nreq || !sreq) { rc = MPI_ERR_NO_MEM; goto out; }
     for (int j = 0; j < v->nrecv && rc == MPI_SUCCESS; j++) {
-        int src = tcx_op(s, v->recv_op[j], 0);
-        rc = TCX(Irecv)(rcv.base + rcv.stride * src, rcv.count, rcv.type, src, TCX_TAG_DATA, st->comm, &rreq[j]);
+        int src = tcx_op(s, v->recv_op[j], 0), n;
+        char *at = tcx_piece(s, v->recv_op[j], &rcv, src, &n);
+        rc = TCX(Irecv)(at, n, rcv.type, src, TCX_TAG_DATA, st->comm, &rreq[j]);
     }
     for (int j = 0; j < v->nsync_in && rc == MPI_SUCCESS; j++)
         rc = TCX(Irecv)(&none, 0, MPI_BYTE, v->sync_in_src[j], TCX_TAG_SYNC, st->comm, &yreq[j]);
@@ -318,12 +340,11 @@ static int tcx_run_direct(tcx_state *st, tcx_side snd, tcx_side rcv)
         int step = v->send_step[j], e = j;
         while (e < v->nsend && v->send_step[e] == step) e++;
         for (int k = j; k < e && rc == MPI_SUCCESS; k++) {
-            int dst = tcx_op(s, v->send_op[k], 1);
+            int dst = tcx_op(s, v->send_op[k], 1), n;
+            char *at = tcx_piece(s, v->send_op[k], &snd, dst, &n);
             rc = tcx_wait_syncs(v, k, yreq);
             if (st->trace) st->trace(st->trace_ctx, TCX_EV_START, v->send_op[k], TCX(Wtime)());
-            if (rc == MPI_SUCCESS)
-                rc = TCX(Isend)(snd.base + snd.stride * dst, snd.count, snd.type, dst, TCX_TAG_DATA, st->comm,
-                                &sreq[k - j]);
+            if (rc == MPI_SUCCESS) rc = TCX(Isend)(at, n, snd.type, dst, TCX_TAG_DATA, st->comm, &sreq[k - j]);
         }
         if (rc == MPI_SUCCESS) rc = TCX(Waitall)(e - j, sreq, MPI_STATUSES_IGNORE);
         if (st->trace)
@@ -413,6 +434,47 @@ static int tcx_alltoall(tcx_state *st, const void *sendbuf, int scount, MPI_Data
     tcx_side rcv = {(char *)recvbuf, rext * rcount, rcount, rtype};
     tcx_side snd;
     int in_place = sendbuf == MPI_IN_PLACE;
+    char *rpacked = NULL;
+    if (v->segmented) {
+        /* pieces are byte ranges: both sides as bytes, packed unless the
+         * datatype is contiguous (then the user's buffers are used) */
+        MPI_Aint tlb, text;
+        TCX(Type_get_true_extent)(rtype, &tlb, &text);
+        int rcontig = lb == 0 && tlb == 0 && rext == tsize && text == tsize;
+        if (!rcontig) {
+            rpacked = (char *)malloc((size_t)(bsize * p));
+            if (!rpacked) return MPI_ERR_NO_MEM;
+        }
+        const char *from = in_place ? (const char *)recvbuf : (const char *)sendbuf;
+        MPI_Datatype type = in_place ? rtype : stype;
+        int count = in_place ? rcount : scount, ssize;
+        MPI_Aint slb, sx, stlb, stx;
+        TCX(Type_get_extent)(type, &slb, &sx);
+        TCX(Type_get_true_extent)(type, &stlb, &stx);
+        TCX(Type_size)(type, &ssize);
+        if (in_place || !(slb == 0 && stlb == 0 && sx == ssize && stx == ssize)) {
+            packed = (char *)malloc((size_t)(bsize * p));
+            if (!packed) { free(rpacked); return MPI_ERR_NO_MEM; }
+            for (int d = 0; d < p && rc == MPI_SUCCESS; d++) {
+                int pos = 0;
+                rc = TCX(Pack)(from + sx * count * d, count, type, packed + bsize * d, (int)bsize, &pos, st->comm);
+                if (rc == MPI_SUCCESS && pos != bsize) rc = MPI_ERR_TRUNCATE;
+            }
+            from = packed;
+        }
+        snd = (tcx_side){(char *)from, bsize, (int)bsize, MPI_BYTE};
+        tcx_side rbytes = {rpacked ? rpacked : (char *)recvbuf, bsize, (int)bsize, MPI_BYTE};
+        if (rc == MPI_SUCCESS)
+            rc = TCX(Sendrecv)(snd.base + bsize * me, (int)bsize, MPI_BYTE, me, TCX_TAG_SELF, rbytes.base + bsize * me,
+                               (int)bsize, MPI_BYTE, me, TCX_TAG_SELF, st->comm, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS) rc = tcx_run_direct(st, snd, rbytes);
+        for (int o = 0; o < p && rc == MPI_SUCCESS && rpacked; o++) {
+            int pos = 0;
+            rc = TCX(Unpack)(rpacked + bsize * o, (int)bsize, &pos, rcv.base + rcv.stride * o, rcount, rtype, st->comm);
+        }
+        free(rpacked);
+        goto out;
+    }
     if (in_place && !v->forwarding) {
         /* a copy of the receive buffer's whole span, sent with the same
          * datatype: typed on both sides.  (MPICH 4.0.2 truncates a large

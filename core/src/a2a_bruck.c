@@ -12,8 +12,9 @@
 
 #include <stdlib.h>
 
-tc_status tc_a2a_bruck(const tc_topology *topo, tc_schedule **sched)
+tc_status tc_a2a_bruck(const tc_topology *topo, const tc_plan_options *opt, tc_schedule **sched)
 {
+    (void)opt;
     int p = tc_topology_num_machines(topo);
     tc_schedule_builder *b;
     tc_status rc = tc_builder_create("bruck", p, (int64_t)p * 8, &b);

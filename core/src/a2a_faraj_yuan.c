@@ -27,8 +27,9 @@
 static int64_t mod(int64_t a, int64_t n) { int64_t r = a % n; return r < 0 ? r + n : r; }
 static int64_t gcd(int64_t a, int64_t b) { while (b) { int64_t t = a % b; a = b; b = t; } return a; }
 
-tc_status tc_a2a_faraj_yuan(const tc_topology *topo, tc_schedule **sched)
+tc_status tc_a2a_faraj_yuan(const tc_topology *topo, const tc_plan_options *opt, tc_schedule **sched)
 {
+    (void)opt;
     tc_status rc = TC_OK;
     int M = tc_topology_num_machines(topo);
     tc_schedule_builder *b = NULL;

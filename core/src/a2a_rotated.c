@@ -7,8 +7,9 @@
  */
 #include "tc_internal.h"
 
-tc_status tc_a2a_rotated(const tc_topology *topo, tc_schedule **sched)
+tc_status tc_a2a_rotated(const tc_topology *topo, const tc_plan_options *opt, tc_schedule **sched)
 {
+    (void)opt;
     int p = tc_topology_num_machines(topo);
     tc_schedule_builder *b;
     tc_status rc = tc_builder_create("rotated", p, (int64_t)p * (p - 1), &b);

@@ -6,13 +6,13 @@
 
 typedef struct tc_algorithm {
     const char *name;
-    unsigned props;
+    unsigned props, params;
     const char *summary;
-    tc_status (*plan)(const tc_topology *, tc_schedule **);
+    tc_status (*plan)(const tc_topology *, const tc_plan_options *, tc_schedule **);
 } tc_algorithm;
 
 static const tc_algorithm algorithms[] = {
-#define TC_ALGORITHM(id, name, props, summary) {name, props, summary, tc_a2a_##id},
+#define TC_ALGORITHM(id, name, props, params, summary) {name, props, params, summary, tc_a2a_##id},
 #include "algorithms.def"
 #undef TC_ALGORITHM
 };
@@ -22,6 +22,7 @@ int tc_algorithm_count(void) { return NUM_ALGORITHMS; }
 const char *tc_algorithm_name(int i) { return i >= 0 && i < NUM_ALGORITHMS ? algorithms[i].name : NULL; }
 const char *tc_algorithm_summary(int i) { return i >= 0 && i < NUM_ALGORITHMS ? algorithms[i].summary : NULL; }
 unsigned tc_algorithm_properties(int i) { return i >= 0 && i < NUM_ALGORITHMS ? algorithms[i].props : 0; }
+unsigned tc_algorithm_params(int i) { return i >= 0 && i < NUM_ALGORITHMS ? algorithms[i].params : 0; }
 
 int tc_algorithm_find(const char *name)
 {
@@ -30,8 +31,10 @@ int tc_algorithm_find(const char *name)
     return -1;
 }
 
-tc_status tc_alltoall_plan(const char *name, const tc_topology *topo, tc_schedule **sched)
+tc_status tc_alltoall_plan_with_options(const char *name, const tc_topology *topo, const tc_plan_options *opt,
+                                        int execute, tc_schedule **sched)
 {
+    static const tc_plan_options defaults = {1, TC_DEFAULT_FANOUT, NULL, 1};
     int i = tc_algorithm_find(name);
     if (i < 0) {
         char list[512] = "";
@@ -42,20 +45,34 @@ tc_status tc_alltoall_plan(const char *name, const tc_topology *topo, tc_schedul
         TC_FAIL(TC_ERR_ARG, "unknown all-to-all algorithm '%s'; valid: %s", name ? name : "", list);
     }
     if (!topo || !topo->finalized) TC_FAIL(TC_ERR_ARG, "%s: topology not finalized", algorithms[i].name);
-    return algorithms[i].plan(topo, sched);
-}
-
-tc_status tc_alltoall_plan_for_execution(const char *name, const tc_topology *topo, int sync_depth,
-                                         tc_schedule **sched)
-{
-    tc_status rc = tc_alltoall_plan(name, topo, sched);
-    if (rc != TC_OK) return rc;
-    if (!(tc_algorithm_properties(tc_algorithm_find(name)) & TC_PROP_CONTENTION_FREE)) return TC_OK;
+    tc_plan_options o = opt ? *opt : defaults;
+    if (o.segments < 1) o.segments = 1;
+    if (o.fanout < 1) o.fanout = TC_DEFAULT_FANOUT;
+    if (o.sync_depth < 1) o.sync_depth = 1;
+    if (o.segments > 65536) TC_FAIL(TC_ERR_ARG, "%s: %d segments a block (at most 65536)", algorithms[i].name, o.segments);
+    tc_status rc = algorithms[i].plan(topo, &o, sched);
+    /* Phase-structured schedules run with the pairwise syncs that keep each
+     * link to one message at a time (Faraj & Yuan, section 5). */
+    if (rc != TC_OK || !execute || !(algorithms[i].props & (TC_PROP_CONTENTION_FREE | TC_PROP_HOST_SINGLE_PORT)) ||
+        !(algorithms[i].props & TC_PROP_TOPOLOGY_AWARE))
+        return rc;
     tc_sync_stats stats;
-    rc = tc_schedule_add_syncs(*sched, topo, sync_depth, &stats);
+    rc = tc_schedule_add_syncs(*sched, topo, o.sync_depth, &stats);
     if (rc != TC_OK) {
         tc_schedule_destroy(*sched);
         *sched = NULL;
     }
     return rc;
+}
+
+tc_status tc_alltoall_plan(const char *name, const tc_topology *topo, tc_schedule **sched)
+{
+    return tc_alltoall_plan_with_options(name, topo, NULL, 0, sched);
+}
+
+tc_status tc_alltoall_plan_for_execution(const char *name, const tc_topology *topo, int sync_depth,
+                                         tc_schedule **sched)
+{
+    tc_plan_options o = {1, TC_DEFAULT_FANOUT, NULL, sync_depth};
+    return tc_alltoall_plan_with_options(name, topo, &o, 1, sched);
 }

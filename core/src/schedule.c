@@ -41,7 +41,8 @@ void tc_builder_destroy(tc_schedule_builder *b)
     free(b);
 }
 
-static tc_status push_op(tc_schedule_builder *b, int32_t step, int32_t src, int32_t dst, int32_t first, int32_t n)
+static tc_status push_op(tc_schedule_builder *b, int32_t step, int32_t src, int32_t dst, int32_t first, int32_t n,
+                         int32_t part, int32_t parts)
 {
     tc_schedule *s = b->s;
     if (step < 0 || src < 0 || dst < 0 || src >= s->num_ranks || dst >= s->num_ranks)
@@ -56,7 +57,7 @@ static tc_status push_op(tc_schedule_builder *b, int32_t step, int32_t src, int3
         b->steps = st;
         b->cap_ops = cap;
     }
-    s->ops[s->num_ops] = (tc_op){src, dst, first, n};
+    s->ops[s->num_ops] = (tc_op){src, dst, first, n, part, parts};
     b->steps[s->num_ops++] = step;
     if (step > b->max_step) b->max_step = step;
     return TC_OK;
@@ -64,7 +65,15 @@ static tc_status push_op(tc_schedule_builder *b, int32_t step, int32_t src, int3
 
 tc_status tc_builder_add(tc_schedule_builder *b, int32_t step, int32_t src, int32_t dst)
 {
-    return push_op(b, step, src, dst, -1, 1);
+    return push_op(b, step, src, dst, -1, 1, 0, 1);
+}
+
+tc_status tc_builder_add_part(tc_schedule_builder *b, int32_t step, int32_t src, int32_t dst, int32_t part,
+                              int32_t parts)
+{
+    if (parts < 1 || part < 0 || part >= parts)
+        TC_FAIL(TC_ERR_ARG, "schedule: piece %d of %d of block %d->%d is out of range", part, parts, src, dst);
+    return push_op(b, step, src, dst, -1, 1, part, parts);
 }
 
 tc_status tc_builder_add_blocks(tc_schedule_builder *b, int32_t step, int32_t src, int32_t dst,
@@ -87,7 +96,7 @@ tc_status tc_builder_add_blocks(tc_schedule_builder *b, int32_t step, int32_t sr
     }
     int32_t first = (int32_t)(s->num_block_ints / 2);
     s->num_block_ints += 2 * n;
-    return push_op(b, step, src, dst, first, n);
+    return push_op(b, step, src, dst, first, n, 0, 1);
 }
 
 tc_status tc_builder_finish(tc_schedule_builder *b, tc_schedule **out)
@@ -205,6 +214,9 @@ tc_status tc_schedule_write_json(const tc_schedule *s, const tc_topology *topo, 
         if (s->ops[i].first_block >= 0)
             TC_FAIL(TC_ERR_UNSUPPORTED, "schedule JSON holds direct messages only; '%s' forwards blocks",
                     s->algorithm);
+        else if (s->ops[i].parts > 1)
+            TC_FAIL(TC_ERR_UNSUPPORTED, "schedule JSON holds whole blocks only; '%s' cuts them into %d segments",
+                    s->algorithm, s->ops[i].parts);
     fputs("{\n  \"format\": \"topocoll-schedule/1\",\n  \"algorithm\": ", f);
     json_string(f, s->algorithm);
     fputs(",\n  \"machines\": [", f);

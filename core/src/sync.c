@@ -91,13 +91,18 @@ tc_status tc_schedule_add_syncs(tc_schedule *s, const tc_topology *topo, int dep
     cand_begin = tc_xcalloc((size_t)n + 2, sizeof(int64_t));
     if (!cand_begin) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "syncs: out of memory");
     for (int pass = 0; pass < 2; pass++) {
-        for (int e = 0; e < E; e++)
+        for (int e = 0; e < E; e++) {
+            /* a rank's link to its expanded machine is shared memory: no
+             * network to keep messages apart on */
+            int child = topo->links[e / 2].child, parent = topo->links[e / 2].parent;
+            if (topo->nodes[child].kind == TC_NODE_MACHINE && topo->nodes[parent].host) continue;
             for (int64_t k = edge_begin[e] + depth; k < edge_begin[e + 1]; k++) {
                 int64_t x = edge_ops[k - depth], y = edge_ops[k];
                 if (s->ops[x].src == s->ops[y].src || step_of[x] == step_of[y]) continue;
                 if (pass == 0) cand_begin[y + 2]++;
                 else cand[cand_begin[y + 1]++] = x;
             }
+        }
         if (pass == 0) {
             for (int64_t i = 2; i <= n + 1; i++) cand_begin[i] += cand_begin[i - 1];
             ncand = cand_begin[n + 1];

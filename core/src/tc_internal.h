@@ -41,6 +41,8 @@ typedef struct tc_node {
     char *name;
     tc_node_kind kind;
     int slots;             /* machines only */
+    bool host;             /* a switch standing for a machine expanded into its
+                              ranks (tc_topology_expand) */
     char *where;           /* where it was declared, for messages (may be NULL) */
 } tc_node;
 
@@ -76,6 +78,9 @@ struct tc_topology {
 };
 
 
+/* Mark switch `name` as an expanded machine (tc_topology_expand). */
+tc_status tc_topology_mark_host(tc_topology *t, const char *name);
+
 /* Writers' shared walk: the switches in the order that keeps rank order
  * when read back (by their first machine's rank; switches without machines
  * last); returns their count.  order holds num_nodes ints. */
@@ -105,9 +110,18 @@ struct tc_schedule {
     tc_sync *syncs;
 };
 
+/* Shared by generators: the shift schedule under a given name (a2a_shift.c);
+ * Tam & Wang's edge colouring of the complete graph on p vertices
+ * (a2a_pairwise.c): tc_edge_colour_rounds(p) rounds (p-1 for p even, p for p
+ * odd, 0 for p < 2), in round r vertex i meets tc_edge_colour(i, r, p), which
+ * is i itself when it idles; a 1-factorisation for every p. */
+tc_status tc_shift_plan(const tc_topology *topo, const char *name, tc_schedule **sched);
+int tc_edge_colour_rounds(int p);
+int tc_edge_colour(int i, int r, int p);
+
 /* Generators: one per algorithm file, registered in algorithms.def. */
-#define TC_ALGORITHM(id, name, props, summary) \
-    tc_status tc_a2a_##id(const tc_topology *topo, tc_schedule **sched);
+#define TC_ALGORITHM(id, name, props, params, summary) \
+    tc_status tc_a2a_##id(const tc_topology *topo, const tc_plan_options *opt, tc_schedule **sched);
 #include "algorithms.def"
 #undef TC_ALGORITHM
 

@@ -227,6 +227,7 @@ tc_status tc_topology_restrict(const tc_topology *t, const int *ranks, int n, tc
         if (t->nodes[i].kind == TC_NODE_SWITCH) {
             keep[i] = 1;
             TC_TRY(rc, done, tc_topology_add_switch(r, t->nodes[i].name, t->nodes[i].where));
+            if (t->nodes[i].host) TC_TRY(rc, done, tc_topology_mark_host(r, t->nodes[i].name));
         }
     for (int i = 0; i < n; i++) {
         if (ranks[i] < 0 || ranks[i] >= t->num_machines)

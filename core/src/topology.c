@@ -115,6 +115,7 @@ static tc_status add_node(tc_topology *t, const char *name, tc_node_kind kind, i
     n->where = where ? tc_strdup(where) : NULL;
     n->kind = kind;
     n->slots = slots;
+    n->host = false;
     if (!n->name || hash_insert(t, t->num_nodes)) TC_FAIL(TC_ERR_NOMEM, "topology: out of memory");
     t->num_nodes++;
     if (kind == TC_NODE_MACHINE) {

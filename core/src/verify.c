@@ -1,7 +1,8 @@
 /* The verifier: proves a schedule against the all-to-all postcondition and
  * measures contention by re-deriving every path on the topology.  It shares
- * nothing with the generators but the IR.  Cost: O(ops * height) time;
- * memory p^2 bytes (direct schedules) or p^3 bits (forwarding schedules). */
+ * nothing with the generators but the IR.  Cost: O(ops * height) time
+ * (O(ops log ops) for segmented schedules); memory p^2 bytes (direct
+ * schedules), 8 bytes a piece (segmented) or p^3 bits (forwarding). */
 #include "tc_internal.h"
 
 #include <stdlib.h>
@@ -15,13 +16,71 @@
 /* Forwarding schedules: a bit per (block, holder). */
 #define VERIFY_MAX_FORWARD_RANKS 1024
 
+#define MNAME(r) tc_topology_node_name(topo, tc_topology_machine_node(topo, (r)))
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Segmented schedules (direct ops carrying pieces of blocks): every block
+ * must arrive as pieces 0..parts-1 of one `parts`, each exactly once. */
+static tc_status check_pieces(const tc_schedule *s, const tc_topology *topo, tc_verify_report *rep)
+{
+    int p = s->num_ranks;
+    int64_t *key = tc_xmalloc(sizeof(int64_t) * (size_t)(s->num_ops ? s->num_ops : 1));
+    if (!key) TC_FAIL(TC_ERR_NOMEM, "verify: out of memory for %lld pieces", (long long)s->num_ops);
+    int64_t n = 0;
+    rep->complete = 1;
+    for (int64_t i = 0; i < s->num_ops; i++) {
+        const tc_op *op = &s->ops[i];
+        if (op->first_block >= 0) {
+            rep->complete = 0;
+            PROBLEM(rep, "operation %s->%s forwards blocks in a segmented schedule", MNAME(op->src), MNAME(op->dst));
+        } else if (op->src == op->dst) {
+            rep->complete = 0;
+            PROBLEM(rep, "operation %s->%s sends to itself", MNAME(op->src), MNAME(op->dst));
+        } else
+            key[n++] = (((int64_t)op->src * p + op->dst) << 32) | ((int64_t)op->parts << 16) | op->part;
+    }
+    qsort(key, (size_t)n, sizeof *key, cmp_i64);
+    int64_t i = 0;
+    for (int64_t blk = 0; blk < (int64_t)p * p && rep->complete; blk++) {
+        int o = (int)(blk / p), d = (int)(blk % p);
+        if (o == d) continue;
+        int64_t b = i;
+        while (i < n && key[i] >> 32 == blk) i++;
+        if (i == b) {
+            rep->complete = 0;
+            PROBLEM(rep, "block %s->%s never arrives", MNAME(o), MNAME(d));
+            break;
+        }
+        int parts = (int)(key[b] >> 16 & 0xffff);
+        for (int64_t k = b; k < i; k++) {
+            int kp = (int)(key[k] >> 16 & 0xffff), part = (int)(key[k] & 0xffff);
+            if (kp != parts || part != k - b || i - b != parts) {
+                rep->complete = 0;
+                PROBLEM(rep, "block %s->%s arrives as %lld pieces, not pieces 0..%d of %d, each once", MNAME(o),
+                        MNAME(d), (long long)(i - b), parts - 1, parts);
+                break;
+            }
+        }
+    }
+    free(key);
+    return TC_OK;
+}
+
 static tc_status check_delivery(const tc_schedule *s, const tc_topology *topo, tc_verify_report *rep)
 {
     int p = s->num_ranks;
     bool forwarding = false;
     for (int64_t i = 0; i < s->num_ops && !forwarding; i++) forwarding = s->ops[i].first_block >= 0;
     const char *name_src, *name_dst;
-#define MNAME(r) tc_topology_node_name(topo, tc_topology_machine_node(topo, (r)))
+    rep->max_parts = 1;
+    for (int64_t i = 0; i < s->num_ops; i++)
+        if (s->ops[i].parts > rep->max_parts) rep->max_parts = s->ops[i].parts;
+    if (rep->max_parts > 1) return check_pieces(s, topo, rep);
     unsigned char *arrived = tc_xcalloc((size_t)p * (size_t)p, 1);
     if (!arrived) TC_FAIL(TC_ERR_NOMEM, "verify: out of memory for %d x %d blocks", p, p);
     uint64_t *held = NULL;
@@ -85,7 +144,6 @@ static tc_status check_delivery(const tc_schedule *s, const tc_topology *topo, t
                 PROBLEM(rep, "block %s->%s never arrives", MNAME(o), MNAME(d));
                 break;
             }
-#undef MNAME
     free(arrived);
     free(held);
     return TC_OK;
@@ -123,11 +181,9 @@ static tc_status check_contention(const tc_schedule *s, const tc_topology *topo,
                     int child, parent;
                     tc_topology_link(topo, e / 2, &child, &parent, NULL, NULL);
                     int from = e % 2 ? parent : child, to = e % 2 ? child : parent;
-#define MNAME(r) tc_topology_node_name(topo, tc_topology_machine_node(topo, (r)))
                     PROBLEM(rep, "step %d: %s->%s and %s->%s both use edge %s->%s", st, MNAME(other->src),
                             MNAME(other->dst), MNAME(op->src), MNAME(op->dst), tc_topology_node_name(topo, from),
                             tc_topology_node_name(topo, to));
-#undef MNAME
                 }
             }
         }
@@ -137,23 +193,81 @@ static tc_status check_contention(const tc_schedule *s, const tc_topology *topo,
     return TC_OK;
 }
 
-/* Single port: within a step no rank sends twice or receives twice. */
-static tc_status check_ports(const tc_schedule *s, tc_verify_report *rep)
+/* Single port: within a step no rank sends twice or receives twice; per
+ * host, the same for messages that leave or enter the host. */
+static tc_status check_ports(const tc_schedule *s, const tc_topology *topo, tc_verify_report *rep)
 {
-    int p = s->num_ranks;
+    int p = s->num_ranks, V = tc_topology_num_nodes(topo);
     int32_t *sent = tc_xmalloc(sizeof(int32_t) * (size_t)(p ? p : 1));
     int32_t *recvd = tc_xmalloc(sizeof(int32_t) * (size_t)(p ? p : 1));
-    if (!sent || !recvd) { free(sent); free(recvd); TC_FAIL(TC_ERR_NOMEM, "verify: out of memory"); }
+    int32_t *hsent = tc_xmalloc(sizeof(int32_t) * (size_t)V), *hrecvd = tc_xmalloc(sizeof(int32_t) * (size_t)V);
+    if (!sent || !recvd || !hsent || !hrecvd) {
+        free(sent); free(recvd); free(hsent); free(hrecvd);
+        TC_FAIL(TC_ERR_NOMEM, "verify: out of memory");
+    }
     for (int i = 0; i < p; i++) sent[i] = recvd[i] = -1;
-    rep->single_port = 1;
-    for (int st = 0; st < s->num_steps && rep->single_port; st++)
+    for (int i = 0; i < V; i++) hsent[i] = hrecvd[i] = -1;
+    rep->single_port = rep->host_single_port = 1;
+    for (int st = 0; st < s->num_steps; st++)
         for (int64_t i = s->step_begin[st]; i < s->step_begin[st + 1]; i++) {
             const tc_op *op = &s->ops[i];
-            if (sent[op->src] == st || recvd[op->dst] == st) { rep->single_port = 0; break; }
+            if (sent[op->src] == st || recvd[op->dst] == st) rep->single_port = 0;
             sent[op->src] = recvd[op->dst] = st;
+            int a = tc_topology_machine_host(topo, op->src), b = tc_topology_machine_host(topo, op->dst);
+            if (a == b) continue;
+            if (hsent[a] == st || hrecvd[b] == st) {
+                if (rep->host_single_port)
+                    PROBLEM(rep, "step %d: host %s sends or host %s receives a second message", st,
+                            tc_topology_node_name(topo, a), tc_topology_node_name(topo, b));
+                rep->host_single_port = 0;
+            }
+            hsent[a] = hrecvd[b] = st;
         }
-    free(sent);
-    free(recvd);
+    free(sent); free(recvd); free(hsent); free(hrecvd);
+    return TC_OK;
+}
+
+/* Traffic on the bottleneck links (largest load / bandwidth; 100 Mbit/s
+ * where none is given, the CLI's default): with every block delivered,
+ * traffic == load in each direction means each block whose path crosses the
+ * link crossed it exactly once and no other block crossed it. */
+static tc_status check_bottleneck(const tc_schedule *s, const tc_topology *topo, tc_verify_report *rep)
+{
+    int L = tc_topology_num_links(topo), h = tc_topology_height(topo);
+    double *traffic = tc_xcalloc((size_t)(2 * L + 1), sizeof(double)), worst = 0;
+    int32_t *path = tc_xmalloc(sizeof(int32_t) * (size_t)(2 * h + 2));
+    if (!traffic || !path) { free(traffic); free(path); TC_FAIL(TC_ERR_NOMEM, "verify: out of memory"); }
+    for (int64_t i = 0; i < s->num_ops; i++) {
+        const tc_op *op = &s->ops[i];
+        if (op->src == op->dst) continue;
+        double w = (double)(op->first_block < 0 ? 1 : op->num_blocks) / (op->parts > 0 ? op->parts : 1);
+        int n = tc_topology_path(topo, op->src, op->dst, path);
+        for (int k = 0; k < n; k++) traffic[path[k]] += w;
+    }
+    for (int l = 0; l < L; l++) {
+        double bw;
+        tc_topology_link(topo, l, NULL, NULL, &bw, NULL);
+        double x = (double)tc_topology_link_load(topo, l) / (bw > 0 ? bw : 1e8);
+        if (x > worst) worst = x;
+    }
+    rep->bottleneck_once = 1;
+    for (int l = 0; l < L; l++) {
+        double bw;
+        int child, parent;
+        tc_topology_link(topo, l, &child, &parent, &bw, NULL);
+        double load = (double)tc_topology_link_load(topo, l);
+        if (load / (bw > 0 ? bw : 1e8) < worst * (1 - 1e-9)) continue;
+        for (int dir = 0; dir < 2; dir++)
+            if (traffic[2 * l + dir] > load + 1e-6 || traffic[2 * l + dir] < load - 1e-6) {
+                if (rep->bottleneck_once)
+                    PROBLEM(rep, "bottleneck link %s->%s carries %.6g blocks, its load is %lld",
+                            tc_topology_node_name(topo, dir ? parent : child),
+                            tc_topology_node_name(topo, dir ? child : parent), traffic[2 * l + dir], (long long)load);
+                rep->bottleneck_once = 0;
+            }
+    }
+    free(traffic);
+    free(path);
     return TC_OK;
 }
 
@@ -170,7 +284,8 @@ tc_status tc_schedule_verify(const tc_schedule *s, const tc_topology *topo, tc_v
     rep->load = tc_topology_alltoall_load(topo);
     tc_status rc = check_delivery(s, topo, rep);
     if (rc == TC_OK) rc = check_contention(s, topo, rep);
-    if (rc == TC_OK) rc = check_ports(s, rep);
+    if (rc == TC_OK) rc = check_ports(s, topo, rep);
+    if (rc == TC_OK) rc = check_bottleneck(s, topo, rep);
     if (rc != TC_OK) return rc;
     rep->optimal = rep->complete && rep->contention_free && (int64_t)rep->num_steps == rep->load;
     if (rep->complete && rep->contention_free && !rep->optimal)

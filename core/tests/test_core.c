@@ -152,12 +152,80 @@ static void test_registry(void)
     tc_topology_destroy(t);
 }
 
+/* Segmented schedules: the verifier wants every piece of every block once. */
+static void test_pieces(void)
+{
+    tc_topology *t = NULL;
+    CHECK(tc_topology_synthetic("3", &t) == TC_OK, "%s", tc_error_message());
+    for (int variant = 0; variant < 4 && t; variant++) {
+        tc_schedule_builder *b = NULL;
+        tc_schedule *s = NULL;
+        CHECK(tc_builder_create("pieces", 3, 16, &b) == TC_OK, "%s", tc_error_message());
+        for (int o = 0; o < 3; o++)
+            for (int d = 0; d < 3; d++) {
+                if (o == d) continue;
+                for (int k = 0; k < 2; k++) {
+                    int part = k;
+                    if (variant == 1 && o == 2 && d == 1 && k == 1) continue;     /* a piece missing */
+                    if (variant == 2 && o == 0 && d == 2) part = 0;                /* piece 0 twice */
+                    tc_builder_add_part(b, k, o, d, part, variant == 3 && o == 1 ? 3 : 2);  /* mixed counts */
+                }
+            }
+        CHECK(tc_builder_add_part(b, 0, 0, 1, 2, 2) == TC_ERR_ARG, "piece 2 of 2 accepted");
+        CHECK(tc_builder_finish(b, &s) == TC_OK, "%s", tc_error_message());
+        tc_verify_report rep;
+        CHECK(tc_schedule_verify(s, t, &rep) == TC_OK, "%s", tc_error_message());
+        CHECK(rep.complete == (variant == 0), "variant %d: complete=%d (%s)", variant, rep.complete, rep.problem);
+        CHECK(rep.max_parts == (variant == 3 ? 3 : 2), "max_parts %d", rep.max_parts);
+        tc_schedule_destroy(s);
+    }
+    tc_topology_destroy(t);
+}
+
+/* Expanded machines: ranks, hosts, loads; clusters cut at the bottleneck. */
+static void test_expand_and_clusters(void)
+{
+    tc_topology *t = NULL, *e = NULL;
+    CHECK(tc_topology_synthetic("chain:2,1", &t) == TC_OK, "%s", tc_error_message());
+    if (!t) return;
+    int counts[3] = {3, 1, 2}, cl[6];
+    CHECK(tc_topology_expand(t, counts, &e) == TC_OK, "%s", tc_error_message());
+    if (e) {
+        CHECK(tc_topology_num_machines(e) == 6, "%d ranks", tc_topology_num_machines(e));
+        CHECK(!strcmp(tc_topology_node_name(e, tc_topology_machine_node(e, 2)), "n0.2"), "rank 2 is %s",
+              tc_topology_node_name(e, tc_topology_machine_node(e, 2)));
+        CHECK(tc_topology_machine_host(e, 0) == tc_topology_machine_host(e, 2) &&
+                  tc_topology_machine_host(e, 3) != tc_topology_machine_host(e, 0),
+              "hosts");
+        CHECK(tc_topology_alltoall_load(e) == 3 * 3, "load %lld", (long long)tc_topology_alltoall_load(e));
+        /* the busiest link is n0's (3 ranks x 3 others): cut, n0's ranks | the rest */
+        int k = tc_topology_clusters(e, 1e8, cl);
+        CHECK(k == 2 && cl[0] == 0 && cl[2] == 0 && cl[3] == 1 && cl[5] == 1, "expanded clusters %d", k);
+    }
+    counts[1] = 0;
+    tc_topology *bad = NULL;
+    CHECK(tc_topology_expand(t, counts, &bad) == TC_ERR_ARG && strstr(tc_error_message(), "'n1'"), "%s",
+          tc_error_message());
+    tc_topology *c = NULL;
+    CHECK(tc_topology_synthetic("chain:2,2,2", &c) == TC_OK, "%s", tc_error_message());
+    int cl6[6];
+    if (c) {
+        int k = tc_topology_clusters(c, 1e8, cl6);
+        CHECK(k == 3 && cl6[0] == 0 && cl6[1] == 0 && cl6[2] == 1 && cl6[5] == 2, "chain:2,2,2 clusters %d", k);
+    }
+    tc_topology_destroy(c);
+    tc_topology_destroy(e);
+    tc_topology_destroy(t);
+}
+
 int main(void)
 {
     test_hostlist();
     test_units();
     test_errors();
     test_table4();
+    test_pieces();
+    test_expand_and_clusters();
     test_registry();
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;

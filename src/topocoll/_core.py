@@ -73,6 +73,9 @@ class _VerifyReport(ctypes.Structure):
         ("contention_free", ctypes.c_int),
         ("optimal", ctypes.c_int),
         ("single_port", ctypes.c_int),
+        ("host_single_port", ctypes.c_int),
+        ("bottleneck_once", ctypes.c_int),
+        ("max_parts", ctypes.c_int),
         ("num_steps", ctypes.c_int),
         ("load", ctypes.c_int64),
         ("num_ops", ctypes.c_int64),
@@ -80,6 +83,11 @@ class _VerifyReport(ctypes.Structure):
         ("max_edge_use", ctypes.c_int64),
         ("problem", ctypes.c_char * 512),
     ]
+
+
+class _PlanOptions(ctypes.Structure):
+    _fields_ = [("segments", ctypes.c_int), ("fanout", ctypes.c_int),
+                ("clusters", ctypes.POINTER(ctypes.c_int)), ("sync_depth", ctypes.c_int)]
 
 
 class _SyncStats(ctypes.Structure):
@@ -136,6 +144,11 @@ _PROTOS = {
     "tc_algorithm_name": (S, [I]),
     "tc_algorithm_summary": (S, [I]),
     "tc_algorithm_properties": (ctypes.c_uint, [I]),
+    "tc_algorithm_params": (ctypes.c_uint, [I]),
+    "tc_alltoall_plan_with_options": (I, [S, P, ctypes.POINTER(_PlanOptions), I, ctypes.POINTER(P)]),
+    "tc_topology_expand": (I, [P, P, ctypes.POINTER(P)]),
+    "tc_topology_machine_host": (I, [P, I]),
+    "tc_topology_clusters": (I, [P, D, P]),
     "tc_alltoall_plan": (I, [S, P, ctypes.POINTER(P)]),
     "tc_schedule_destroy": (None, [P]),
     "tc_schedule_algorithm": (S, [P]),
@@ -156,6 +169,14 @@ _PROTOS = {
 }
 
 PROP_CONTENTION_FREE, PROP_OPTIMAL, PROP_TOPOLOGY_AWARE, PROP_SINGLE_PORT = 1, 2, 4, 8
+PROP_HOST_SINGLE_PORT, PROP_BOTTLENECK_ONCE = 16, 32
+PARAM_SEGMENTS, PARAM_FANOUT, PARAM_CLUSTERS = 1, 2, 4
+#: the parameters an algorithm may read, by registry flag: option name, the
+#: PMPI library's environment variable
+PARAMETERS = {PARAM_SEGMENTS: ("segment_size", "TOPOCOLL_SEGMENT_SIZE"),
+              PARAM_FANOUT: ("fanout", "TOPOCOLL_FANOUT"),
+              PARAM_CLUSTERS: ("clusters", "TOPOCOLL_CLUSTERS")}
+OP_INTS = 6   # src, dst, first_block, num_blocks, part, parts (tc_op)
 
 
 def lib():
@@ -360,6 +381,32 @@ class Topology:
         """Peak aggregate all-to-all throughput in bit/s."""
         return lib().tc_topology_peak_throughput(self._h, default_bandwidth)
 
+    def expand(self, ranks_per_machine: list[int] | int) -> "Topology":
+        """Several ranks a machine: each machine with more than one becomes a
+        switch of its name holding machines ``NAME.0``, ``NAME.1``, ...
+        (shared-memory links), ranks numbered machine by machine."""
+        m = self.num_machines
+        counts = [ranks_per_machine] * m if isinstance(ranks_per_machine, int) else list(ranks_per_machine)
+        if len(counts) != m:
+            raise TopocollError("arg", f"{len(counts)} rank counts for {m} machines")
+        arr = (ctypes.c_int * m)(*counts)
+        h = ctypes.c_void_p()
+        _check(lib().tc_topology_expand(self._h, arr, ctypes.byref(h)))
+        return Topology(h.value)
+
+    def hosts(self) -> list[str]:
+        """The host (machine holding it) of each rank."""
+        L = lib()
+        return [self.node_name(L.tc_topology_machine_host(self._h, r)) for r in range(self.num_machines)]
+
+    def clusters(self, default_bandwidth: float = 1e8) -> list[int]:
+        """Cluster of each rank: the parts left when the bottleneck links are cut."""
+        m = self.num_machines
+        out = (ctypes.c_int * m)()
+        if lib().tc_topology_clusters(self._h, default_bandwidth, out) < 0:
+            raise TopocollError("nomem", "out of memory")
+        return list(out)
+
     def aapc_root(self) -> dict:
         """The Faraj-Yuan root switch and its subtrees, largest first."""
         m = self.num_machines
@@ -392,16 +439,30 @@ class Schedule:
         return cls(h.value)
 
     @classmethod
-    def plan_for_execution(cls, algorithm: str, topology: Topology, sync_depth: int = 1) -> "Schedule":
+    def plan_for_execution(cls, algorithm: str, topology: Topology, sync_depth: int = 1, **options) -> "Schedule":
         """Plan as the executor runs it: with the syncs of a contention-free
         algorithm attached (the PMPI library does the same)."""
+        return cls.plan_with(algorithm, topology, execute=True, sync_depth=sync_depth, **options)
+
+    @classmethod
+    def plan_with(cls, algorithm: str, topology: Topology, execute: bool = False, segments: int = 1,
+                  fanout: int = 0, clusters: list[int] | None = None, sync_depth: int = 1) -> "Schedule":
+        """Plan with the algorithm parameters of the registry (segments a
+        block, group-shuffle fan-out, local-group clusters a rank)."""
+        arr = None
+        if clusters is not None:
+            if len(clusters) != topology.num_machines:
+                raise TopocollError("arg", f"{len(clusters)} cluster labels for {topology.num_machines} ranks")
+            arr = (ctypes.c_int * len(clusters))(*clusters)
+        opt = _PlanOptions(segments, fanout, arr, sync_depth)
         h = ctypes.c_void_p()
-        _check(lib().tc_alltoall_plan_for_execution(algorithm.encode(), topology._h, sync_depth, ctypes.byref(h)))
+        _check(lib().tc_alltoall_plan_with_options(algorithm.encode(), topology._h, ctypes.byref(opt), int(execute),
+                                                   ctypes.byref(h)))
         return cls(h.value)
 
     def tables(self) -> dict:
         """The IR's arrays as the executor reads them: step_begin (steps+1),
-        ops (src, dst, first_block, num_blocks each), blocks (origin, dest
+        ops (src, dst, first_block, num_blocks, part, parts each), blocks (origin, dest
         pairs) and syncs (after, before pairs), as array objects."""
         L = lib()
         nops, nsteps = self.num_ops, self.num_steps
@@ -413,9 +474,9 @@ class Schedule:
             return out
 
         step_begin = grab(L.tc_schedule_step_begins(self._h), "q", nsteps + 1)
-        ops = grab(L.tc_schedule_ops(self._h), "i", 4 * nops)
-        nblock_ints = max((2 * (ops[4 * i + 2] + ops[4 * i + 3]) for i in range(nops) if ops[4 * i + 2] >= 0),
-                          default=0)
+        ops = grab(L.tc_schedule_ops(self._h), "i", OP_INTS * nops)
+        nblock_ints = max((2 * (ops[OP_INTS * i + 2] + ops[OP_INTS * i + 3]) for i in range(nops)
+                           if ops[OP_INTS * i + 2] >= 0), default=0)
         blocks = grab(L.tc_schedule_blocks(self._h), "i", nblock_ints)
         syncs = array("q", [x for pair in self.syncs() for x in pair])
         return {"step_begin": step_begin, "ops": ops, "blocks": blocks, "syncs": syncs}
@@ -476,6 +537,9 @@ class Schedule:
             "messages": rep.num_ops,
             "contended_phases": rep.contended_steps,
             "max_edge_use": rep.max_edge_use,
+            "host_single_port": bool(rep.host_single_port),
+            "bottleneck_once": bool(rep.bottleneck_once),
+            "max_parts": rep.max_parts,
             "problem": rep.problem.decode(),
         }
 
@@ -508,7 +572,7 @@ def algorithms() -> list[dict]:
     L = lib()
     out = []
     for i in range(L.tc_algorithm_count()):
-        props = L.tc_algorithm_properties(i)
+        props, params = L.tc_algorithm_properties(i), L.tc_algorithm_params(i)
         out.append({
             "name": L.tc_algorithm_name(i).decode(),
             "summary": L.tc_algorithm_summary(i).decode(),
@@ -516,5 +580,8 @@ def algorithms() -> list[dict]:
             "optimal": bool(props & PROP_OPTIMAL),
             "topology_aware": bool(props & PROP_TOPOLOGY_AWARE),
             "single_port": bool(props & PROP_SINGLE_PORT),
+            "host_single_port": bool(props & PROP_HOST_SINGLE_PORT),
+            "bottleneck_once": bool(props & PROP_BOTTLENECK_ONCE),
+            "parameters": [PARAMETERS[f][0] for f in PARAMETERS if params & f],
         })
     return out

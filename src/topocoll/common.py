@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ._core import Topology, parse_rate
+from ._core import Topology, TopocollError, hostlist_expand, parse_rate
 
 DEFAULT_BANDWIDTH = "100Mbit"   # the paper's cluster (INTERFACES.md)
 DEFAULT_LATENCY = "50us"
@@ -43,3 +43,38 @@ def add_actions(parser):
 
 def run_action(args):
     return args._action(args)
+
+
+def add_plan_arguments(parser) -> None:
+    """Options of the algorithms' parameters (the registry says which
+    algorithm reads which) and of several ranks a machine."""
+    parser.add_argument("--ranks-per-machine", type=int, default=1, metavar="N",
+                        help="N ranks on every machine: each machine is planned as a switch holding its ranks "
+                             "(default 1)")
+    parser.add_argument("--segments", type=int, default=1, metavar="K",
+                        help="sync-shuffle, group-shuffle: cut each block into K segments (default 1)")
+    parser.add_argument("--fanout", type=int, default=0, metavar="W",
+                        help="group-shuffle: partners a round (default 4)")
+    parser.add_argument("--clusters", metavar="LABELS",
+                        help="local-group: the cluster of each rank, comma separated in rank order "
+                             "(hostlists allowed); default: the parts left when the bottleneck links are cut")
+
+
+def plan_topology(args) -> Topology:
+    """The topology named on the command line, with --ranks-per-machine applied."""
+    topo = load_topology(args.topology)
+    n = getattr(args, "ranks_per_machine", 1)
+    if n < 1:
+        raise TopocollError("invalid argument", f"--ranks-per-machine {n}: at least 1")
+    return topo.expand(n) if n > 1 else topo
+
+
+def plan_options(args) -> dict:
+    """Keyword arguments of Schedule.plan_with from the command line."""
+    opts = {"segments": args.segments, "fanout": args.fanout}
+    if args.segments < 1 or args.fanout < 0:
+        raise TopocollError("invalid argument", "--segments must be >= 1 and --fanout >= 1")
+    if args.clusters:
+        labels = hostlist_expand(args.clusters)
+        opts["clusters"] = [labels.index(x) for x in labels]
+    return opts

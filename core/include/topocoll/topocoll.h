@@ -141,6 +141,22 @@ double tc_topology_peak_throughput(const tc_topology *topo, double default_bandw
 int tc_topology_height(const tc_topology *topo);
 int tc_topology_path(const tc_topology *topo, int src_rank, int dst_rank, int32_t *edges);
 
+/* Several ranks per machine: a copy of topo in which machine i with
+ * ranks_per_machine[i] > 1 becomes a switch of that name holding machines
+ * "NAME.0", "NAME.1", ... (its ranks, joined by shared-memory links of
+ * 1 Tbit/s and 100 ns), so that every algorithm plans for ranks as it does for
+ * machines (Faraj & Yuan: a machine as a small switch).  Ranks are numbered
+ * machine by machine.  Counts < 1 fail with TC_ERR_ARG. */
+tc_status tc_topology_expand(const tc_topology *topo, const int *ranks_per_machine, tc_topology **out);
+/* The host of a rank: the node of the expanded machine holding it, else the
+ * rank's own machine node.  Ranks on one host share its network link. */
+int tc_topology_machine_host(const tc_topology *topo, int rank);
+/* Clusters for two-level algorithms: the parts the tree falls into when every
+ * bottleneck link (largest load / bandwidth; default_bandwidth where none is
+ * given) is cut, so blocks between clusters are what the bottleneck carries.
+ * cluster_of_rank[r] numbers them 0, 1, ... in rank order; returns their
+ * count (-1: out of memory).  One switch: each machine is a cluster. */
+int tc_topology_clusters(const tc_topology *topo, double default_bandwidth, int *cluster_of_rank);
 /* The Faraj-Yuan root (section 4.1) and its subtrees, largest first.  Valid for
  * M >= 2.  subtree_of_rank[r] is the subtree index of rank r; sizes[i] is |Mi|.
  * Arrays are caller-provided: num_machines ints each. */
@@ -163,6 +179,9 @@ typedef struct tc_op {
     int32_t src, dst;
     int32_t first_block; /* -1: the direct block (src, dst); else index into blocks */
     int32_t num_blocks;  /* 1 for a direct operation */
+    int32_t part, parts; /* the op carries bytes [part*B/parts, (part+1)*B/parts)
+                            of its block of B bytes; 0 and 1 for a whole block.
+                            Segmented (parts > 1) operations are direct. */
 } tc_op;
 typedef struct tc_sync { int64_t after, before; } tc_sync;   /* operation indices */
 
@@ -174,6 +193,9 @@ tc_status tc_builder_create(const char *algorithm, int num_ranks, int64_t expect
 void tc_builder_destroy(tc_schedule_builder *b);
 tc_status tc_builder_add(tc_schedule_builder *b, int32_t step, int32_t src, int32_t dst);
 /* A forwarding op carrying num_blocks blocks given as (origin, dest) pairs. */
+/* A direct op carrying piece `part` of `parts` of block (src, dst). */
+tc_status tc_builder_add_part(tc_schedule_builder *b, int32_t step, int32_t src, int32_t dst, int32_t part,
+                              int32_t parts);
 tc_status tc_builder_add_blocks(tc_schedule_builder *b, int32_t step, int32_t src,
                                 int32_t dst, const int32_t *pairs, int32_t num_blocks);
 tc_status tc_builder_finish(tc_schedule_builder *b, tc_schedule **sched);
@@ -238,6 +260,12 @@ typedef struct tc_verify_report {
     int contention_free;     /* no directed edge used twice within a step    */
     int optimal;             /* contention-free and steps == all-to-all load */
     int single_port;         /* each rank sends <= 1 and receives <= 1 a step */
+    int host_single_port;    /* each host sends <= 1 and receives <= 1 message
+                                to or from other hosts a step (hosts: see
+                                tc_topology_machine_host)                      */
+    int bottleneck_once;     /* every bottleneck link carries each block whose
+                                path crosses it once, and no other block      */
+    int max_parts;           /* most pieces a block is cut into (1: whole)    */
     int num_steps;
     int64_t load;            /* all-to-all load of the bottleneck link       */
     int64_t num_ops;
@@ -255,9 +283,29 @@ enum {
     TC_PROP_CONTENTION_FREE = 1u << 0, /* each step is a contention-free phase */
     TC_PROP_OPTIMAL = 1u << 1,         /* steps == load of the bottleneck link  */
     TC_PROP_TOPOLOGY_AWARE = 1u << 2,  /* the plan depends on the tree          */
-    TC_PROP_SINGLE_PORT = 1u << 3      /* a rank sends to one and receives from
+    TC_PROP_SINGLE_PORT = 1u << 3,     /* a rank sends to one and receives from
                                           one rank a step                        */
+    TC_PROP_HOST_SINGLE_PORT = 1u << 4,/* a host's link carries one message a
+                                          step each way (several ranks a host)  */
+    TC_PROP_BOTTLENECK_ONCE = 1u << 5  /* forwarding never re-crosses the
+                                          bottleneck links: they carry exactly
+                                          their load                            */
 };
+/* Parameters an algorithm reads (restrictions and parameters are data). */
+enum {
+    TC_PARAM_SEGMENTS = 1u << 0,  /* tc_plan_options.segments  (TOPOCOLL_SEGMENT_SIZE) */
+    TC_PARAM_FANOUT = 1u << 1,    /* tc_plan_options.fanout    (TOPOCOLL_FANOUT)       */
+    TC_PARAM_CLUSTERS = 1u << 2   /* tc_plan_options.clusters  (TOPOCOLL_CLUSTERS)     */
+};
+typedef struct tc_plan_options {
+    int segments;           /* pieces each block is cut into; <= 1: whole blocks   */
+    int fanout;             /* group-shuffle: partners a round (omega); 0: default */
+    const int *clusters;    /* local-group: cluster id (>= 0) of each rank; NULL:
+                               the topology's (tc_topology_clusters)               */
+    int sync_depth;         /* for execution: see tc_schedule_add_syncs; 0: 1      */
+} tc_plan_options;
+#define TC_DEFAULT_FANOUT 4
+unsigned tc_algorithm_params(int index);
 int tc_algorithm_count(void);
 const char *tc_algorithm_name(int index);
 const char *tc_algorithm_summary(int index);
@@ -274,6 +322,10 @@ tc_status tc_alltoall_plan(const char *algorithm, const tc_topology *topo,
  * `topocoll generate` both execute. */
 tc_status tc_alltoall_plan_for_execution(const char *algorithm, const tc_topology *topo, int sync_depth,
                                          tc_schedule **sched);
+/* Both with options (NULL: defaults); plan_with_options(..., execute = 1)
+ * is plan_for_execution.  Options an algorithm does not read are ignored. */
+tc_status tc_alltoall_plan_with_options(const char *algorithm, const tc_topology *topo,
+                                        const tc_plan_options *options, int execute, tc_schedule **sched);
 
 #ifdef __cplusplus
 }

@@ -133,11 +133,12 @@ def table(result: Result, algorithms: list[str], sizes: list[int]) -> str:
     speed-up over native."""
     lines = []
     peak_mbps = result.peak_bps / 1e6
+    w = max([14] + [len(a) for a in algorithms])
     for m in sizes:
         bound = result.ranks * (result.ranks - 1) * m * 8 / result.peak_bps if result.peak_bps else 0
         lines.append(f"\n{result.topology.name}, {result.ranks} ranks, {format_size(m)} blocks "
                      f"[{result.backend}]: peak bound {peak_mbps:.1f} Mbit/s = {bound * 1e3:.1f} ms")
-        head = f"  {'algorithm':<14} {'median ms':>10} {'Mbit/s':>9} {'% peak':>7} {'vs native':>9}"
+        head = f"  {'algorithm':<{w}} {'median ms':>10} {'Mbit/s':>9} {'% peak':>7} {'vs native':>9}"
         lines.append(head)
         lines.append("  " + "-" * (len(head) - 2))
         native = result.median("native", m)
@@ -148,7 +149,7 @@ def table(result: Result, algorithms: list[str], sizes: list[int]) -> str:
             tp = result.throughput(m, t) if t > 0 else 0.0
             pct = 100 * tp / result.peak_bps if result.peak_bps else 0.0
             speed = f"{native / t:.2f}x" if native and t > 0 else "-"
-            lines.append(f"  {alg:<14} {t * 1e3:>10.2f} {tp / 1e6:>9.1f} {pct:>6.1f}% {speed:>9}")
+            lines.append(f"  {alg:<{w}} {t * 1e3:>10.2f} {tp / 1e6:>9.1f} {pct:>6.1f}% {speed:>9}")
     return "\n".join(lines)
 
 

@@ -48,6 +48,8 @@ def platform_xml(topo: Topology, default_bandwidth: float, default_latency: floa
     return "\n".join(out)
 
 
-def hostfile(topo: Topology) -> str:
-    """One line per rank: machine i hosts rank i (slots ranks per machine)."""
-    return "".join(f"{m}\n" * topo.slots(r) for r, m in enumerate(topo.machines))
+def hostfile(topo: Topology, counts: list[int] | None = None) -> str:
+    """One line per rank, machine by machine: counts[i] (default: its slots)
+    ranks on machine i."""
+    counts = counts or [topo.slots(r) for r in range(topo.num_machines)]
+    return "".join(f"{m}\n" * counts[r] for r, m in enumerate(topo.machines))

@@ -58,7 +58,7 @@ class SimGridBackend:
 
     def __init__(self, topology_arg: str, topology: Topology, bandwidth: float, latency: float,
                  model: str = "topocoll", selector: str = "ompi", shared: bool | None = None,
-                 sync_depth: int | None = None):
+                 sync_depth: int | None = None, counts: list[int] | None = None, env: dict | None = None):
         if not shutil.which("smpirun"):
             raise TopocollError("io", "smpirun not found (install Debian's libsimgrid-dev; 'make deps' does)")
         if model not in MODELS:
@@ -67,15 +67,17 @@ class SimGridBackend:
         self.topology_arg = str(Path(topology_arg).resolve()) if Path(topology_arg).exists() else topology_arg
         self.bandwidth, self.latency = bandwidth, latency
         self.model, self.selector, self.sync_depth = model, selector, sync_depth
+        self.counts = counts or [topology.slots(r) for r in range(topology.num_machines)]
+        self.env = dict(env or {})
         # SMPI_SHARED_MALLOC from 64 ranks on: 256 ranks x 64 KB x 256 would be 4 GB a buffer
-        self.shared = topology.num_machines >= 64 if shared is None else shared
+        self.shared = sum(self.counts) >= 64 if shared is None else shared
         self.workdir = Path(tempfile.mkdtemp(prefix="topocoll-simgrid-"))
         (self.workdir / "platform.xml").write_text(platform_xml(topology, bandwidth, latency))
-        (self.workdir / "hostfile").write_text(hostfile(topology))
+        (self.workdir / "hostfile").write_text(hostfile(topology, self.counts))
 
     def settings(self) -> dict:
         return {"model": self.model, "cfg": " ".join(MODELS[self.model] + COMMON),
-                "sync_depth": self.sync_depth or "default",
+                "sync_depth": self.sync_depth or "default", **self.env,
                 "native": f"SMPI smpi/coll-selector:{self.selector}", "shared_malloc": self.shared}
 
     def peak_bps(self, topology: Topology) -> float:
@@ -84,7 +86,7 @@ class SimGridBackend:
     def command(self, sizes: list[int], repetitions: int, warmup: int) -> list[str]:
         cfg = MODELS[self.model] + COMMON + [f"smpi/coll-selector:{self.selector}"]
         cmd = ["smpirun", "-platform", str(self.workdir / "platform.xml"), "-hostfile", str(self.workdir / "hostfile"),
-               "-np", str(sum(self.topology.slots(r) for r in range(self.topology.num_machines)))]
+               "-np", str(sum(self.counts))]
         cmd += [f"--cfg={c}" for c in cfg] + ["--log=root.thres:warning", str(program()),
                                               "--warmup", str(warmup), "--repetitions", str(repetitions)]
         if self.shared:
@@ -92,7 +94,8 @@ class SimGridBackend:
         return cmd + [str(s) for s in sizes]
 
     def run(self, algorithm: str, sizes: list[int], repetitions: int, warmup: int, on_size=None) -> list[Sample]:
-        env = dict(os.environ, TOPOCOLL_TOPOLOGY=self.topology_arg, TOPOCOLL_ALLTOALL=algorithm, TOPOCOLL_STATS="1")
+        env = dict(os.environ, TOPOCOLL_TOPOLOGY=self.topology_arg, TOPOCOLL_ALLTOALL=algorithm, TOPOCOLL_STATS="1",
+                   **self.env)
         env.pop("TOPOCOLL_RANK_MAP", None)      # SMPI's processor names are the hosts: the machines
         if self.sync_depth:
             env["TOPOCOLL_SYNC_DEPTH"] = str(self.sync_depth)

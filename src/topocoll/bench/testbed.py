@@ -24,12 +24,15 @@ class TestbedBackend:
     name = "testbed"
 
     def __init__(self, topology_arg: str, topology: Topology, rate_bps: float, buffer_packets: int = 100,
-                 rto_min: str | None = None, mca: dict | None = None, sync_depth: int | None = None):
+                 rto_min: str | None = None, mca: dict | None = None, sync_depth: int | None = None,
+                 counts: list[int] | None = None, env: dict | None = None):
         net.require_root()
         self.topology = topology
         self.topology_arg = str(Path(topology_arg).resolve()) if Path(topology_arg).exists() else topology_arg
         self.mca = dict(mca or {})
         self.sync_depth = sync_depth
+        self.counts = counts or [1] * topology.num_machines
+        self.env = dict(env or {})
         record = net.status()
         self.brought_up = False
         if record and record.get("machines") and record["machines"] != topology.machines:
@@ -46,7 +49,8 @@ class TestbedBackend:
         return {"rate_bps": self.record["rate_bps"], "buffer_packets": self.record["buffer_packets"],
                 "rto_min": self.record["rto_min"], "congestion": self.record["congestion"],
                 "mca": " ".join(f"{k}={v}" for k, v in sorted(self.mca.items())) or "Open MPI defaults",
-                "sync_depth": self.sync_depth or "default",
+                "sync_depth": self.sync_depth or "default", **self.env,
+                "ranks_per_machine": "/".join(map(str, sorted(set(self.counts)))),
                 "load_average": "/".join(f"{x:.2f}" for x in self.load)}
 
     def peak_bps(self, topology: Topology) -> float:
@@ -54,11 +58,14 @@ class TestbedBackend:
 
     def run(self, algorithm: str, sizes: list[int], repetitions: int, warmup: int, on_size=None) -> list[Sample]:
         env = {"LD_PRELOAD": str(library_path().parent / "libtopocoll_pmpi.so"),
-               "TOPOCOLL_TOPOLOGY": self.topology_arg, "TOPOCOLL_ALLTOALL": algorithm, "TOPOCOLL_STATS": "1"}
+               "TOPOCOLL_TOPOLOGY": self.topology_arg, "TOPOCOLL_ALLTOALL": algorithm, "TOPOCOLL_STATS": "1",
+               **self.env}
         if self.sync_depth:
             env["TOPOCOLL_SYNC_DEPTH"] = str(self.sync_depth)
         argv = [str(program()), "--warmup", str(warmup), "--repetitions", str(repetitions)] + [str(s) for s in sizes]
-        with mpi.mpirun_command(self.record, argv, sorted(env), mca=self.mca) as cmd:
+        slots = dict(zip(self.topology.machines, self.counts))
+        with mpi.mpirun_command(self.record, argv, sorted(env), np=sum(self.counts), mca=self.mca,
+                                slots=slots) as cmd:
             samples = collect(algorithm, cmd, dict(os.environ, **env), repetitions, on_size)
         self.load.append(os.getloadavg()[0])
         return samples

@@ -41,6 +41,15 @@ def setup_parser(p):
     p.add_argument("--rto-min", help="testbed: TCP minimum retransmission timeout (default: the kernel's)")
     p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE",
                    help="testbed: extra Open MPI MCA parameter, e.g. btl_tcp_eager_limit=1048576")
+    p.add_argument("--ranks-per-machine", type=int, metavar="N",
+                   help="N ranks on every machine (default: the topology's slots, else 1); machines with several "
+                        "ranks are planned as switches holding them")
+    p.add_argument("--segment-size", metavar="BYTES",
+                   help="sync-shuffle, group-shuffle: segment size (TOPOCOLL_SEGMENT_SIZE; default 16K)")
+    p.add_argument("--fanout", type=int, metavar="W", help="group-shuffle: partners a round (TOPOCOLL_FANOUT; default 4)")
+    p.add_argument("--clusters", metavar="LABELS",
+                   help="local-group: cluster of each rank, comma separated (TOPOCOLL_CLUSTERS; default: cut the "
+                        "bottleneck links)")
     p.add_argument("--csv", help="write every timed call to this CSV file")
     p.add_argument("--plot", help="write the figure (time and throughput against size) to this PNG file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -65,22 +74,44 @@ def algorithm_list(text: str) -> list[str]:
     return names
 
 
+def layout(topo, ranks_per_machine: int | None):
+    """Ranks on each machine, and the tree the ranks are planned on."""
+    counts = [ranks_per_machine or topo.slots(r) for r in range(topo.num_machines)]
+    if min(counts) < 1:
+        raise TopocollError("invalid argument", "--ranks-per-machine must be at least 1")
+    return counts, (topo.expand(counts) if max(counts) > 1 else topo)
+
+
+def parameter_env(args) -> dict:
+    """The PMPI library's variables for the algorithms' parameters."""
+    env = {}
+    if args.segment_size:
+        env["TOPOCOLL_SEGMENT_SIZE"] = str(harness.parse_size(args.segment_size))
+    if args.fanout:
+        env["TOPOCOLL_FANOUT"] = str(args.fanout)
+    if args.clusters:
+        env["TOPOCOLL_CLUSTERS"] = args.clusters
+    return env
+
+
 def run(args):
-    topo = load_topology(args.topology)
+    machines = load_topology(args.topology)
+    counts, topo = layout(machines, args.ranks_per_machine)
     algs = algorithm_list(args.algorithms)
     sizes = [harness.parse_size(s) for s in args.sizes.split(",") if s.strip()]
     if args.repetitions < 1:
         raise TopocollError("invalid argument", "--repetitions must be at least 1")
     if args.backend == "simgrid":
         from ..bench.simgrid import SimGridBackend
-        backend = SimGridBackend(args.topology, topo, rate(args.bandwidth), parse_time(args.latency),
-                                 model=args.model, selector=args.smpi_selector, sync_depth=args.sync_depth)
+        backend = SimGridBackend(args.topology, machines, rate(args.bandwidth), parse_time(args.latency),
+                                 model=args.model, selector=args.smpi_selector, sync_depth=args.sync_depth,
+                                 counts=counts, env=parameter_env(args))
     else:
         from ..bench.testbed import TestbedBackend
         mca = dict(kv.split("=", 1) for kv in args.mca if "=" in kv)
-        backend = TestbedBackend(args.topology, topo, rate(args.bandwidth), args.buffer, args.rto_min, mca,
-                                 args.sync_depth)
-    print(f"bench: {topo.name}, {topo.num_machines} machines, backend {backend.name}, "
+        backend = TestbedBackend(args.topology, machines, rate(args.bandwidth), args.buffer, args.rto_min, mca,
+                                 args.sync_depth, counts=counts, env=parameter_env(args))
+    print(f"bench: {topo.name}, {machines.num_machines} machines, {topo.num_machines} ranks, backend {backend.name}, "
           f"settings: {backend.settings()}", file=sys.stderr)
     try:
         result = harness.run(backend, topo, algs, sizes, args.repetitions, args.warmup, quiet=args.quiet)

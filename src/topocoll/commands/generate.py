@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .. import __version__
 from .._core import Schedule, TopocollError, algorithms, include_path
-from ..common import add_topology_argument, load_topology
+from ..common import add_plan_arguments, add_topology_argument, plan_options, plan_topology
 
 description = "write a self-contained C file with an MPI_Alltoall routine planned for a topology"
 
@@ -20,6 +20,7 @@ def setup_parser(p):
                    help="the routine's name (default %(default)s); same arguments as MPI_Alltoall")
     p.add_argument("--sync-depth", type=int, default=1, metavar="D",
                    help="messages a link may carry at once (default %(default)s: the paper's strict phases)")
+    add_plan_arguments(p)
     p.add_argument("-a", "--algorithm", default="faraj-yuan", choices=[a["name"] for a in algorithms()],
                    help="algorithm (default %(default)s)")
 
@@ -38,11 +39,11 @@ def executor_source() -> str:
     raise TopocollError("io", "tc_exec.h not found; run 'make build'")
 
 
-def generate(topo, algorithm: str, name: str, sync_depth: int = 1) -> str:
+def generate(topo, algorithm: str, name: str, sync_depth: int = 1, **options) -> str:
     """The C source of the routine: executor, tables and entry point."""
     if not name or name[0].isdigit() or any(c not in C_IDENT for c in name):
         raise TopocollError("invalid argument", f"--name '{name}' is not a C identifier")
-    sched = Schedule.plan_for_execution(algorithm, topo, sync_depth)
+    sched = Schedule.plan_for_execution(algorithm, topo, sync_depth, **options)
     t = sched.tables()
     machines = topo.machines
     shown = ", ".join(machines[:8]) + (", ..." if len(machines) > 8 else "")
@@ -110,8 +111,8 @@ int {name}(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recv
 
 
 def run(args):
-    topo = load_topology(args.topology)
-    text = generate(topo, args.algorithm, args.name, args.sync_depth)
+    topo = plan_topology(args)
+    text = generate(topo, args.algorithm, args.name, args.sync_depth, **plan_options(args))
     try:
         Path(args.output).write_text(text)
     except OSError as e:

@@ -6,7 +6,7 @@ import sys
 import time
 
 from .._core import Schedule, TopocollError, algorithms
-from ..common import add_topology_argument, emit_json, load_topology
+from ..common import add_plan_arguments, add_topology_argument, emit_json, plan_options, plan_topology
 
 description = "plan an all-to-all schedule for a topology and write it as JSON"
 
@@ -27,6 +27,7 @@ def setup_parser(p):
     p.add_argument("--sync-depth", type=int, default=1, metavar="D",
                    help="with --syncs: a link may carry D messages at once (1, the paper's: strict phases)")
     p.add_argument("--no-verify", action="store_true", help="skip the verifier when writing a schedule")
+    add_plan_arguments(p)
 
 
 def promised(name: str) -> dict:
@@ -42,15 +43,19 @@ def failures(report: dict, promise: dict) -> list[str]:
         bad.append("contention")
     if promise.get("single_port") and not report["single_port"]:
         bad.append("a rank sends or receives twice in one step")
+    if promise.get("host_single_port") and not report["host_single_port"]:
+        bad.append("a machine's link carries two messages one way in one step")
+    if promise.get("bottleneck_once") and not report["bottleneck_once"]:
+        bad.append("a bottleneck link carries more than its load")
     if promise["optimal"] and not report["optimal"]:
         bad.append(f"{report['phases']} phases for load {report['load']}")
     return bad
 
 
 def run(args):
-    topo = load_topology(args.topology)
+    topo = plan_topology(args)
     t0 = time.perf_counter()
-    sched = Schedule.plan(args.algorithm, topo)
+    sched = Schedule.plan_with(args.algorithm, topo, **plan_options(args))
     t_plan = time.perf_counter() - t0
     report = None
     if args.check or not args.no_verify:

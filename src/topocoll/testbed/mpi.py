@@ -26,13 +26,15 @@ MCA = {
 
 @contextlib.contextmanager
 def mpirun_command(record: dict, argv: list[str], env_names: list[str], np: int | None = None,
-                   mca: dict | None = None):
+                   mca: dict | None = None, slots: dict | None = None):
     """The command line running argv on the testbed described by record, from
-    its first machine's namespace; the hostfile lives as long as the context."""
+    its first machine's namespace; the hostfile lives as long as the context.
+    slots: ranks a machine (default: the record's, else 1), filled in order."""
     machines = record["machines"]
+    slots = slots or record.get("slots", {})
     params = dict(MCA, plm_rsh_agent=str(AGENT), **(mca or {}))
     with tempfile.NamedTemporaryFile("w", prefix="topocoll-hosts-", suffix=".txt") as hosts:
-        hosts.write("".join(f"{m} slots={record.get('slots', {}).get(m, 1)}\n" for m in machines))
+        hosts.write("".join(f"{m} slots={slots.get(m, 1)}\n" for m in machines))
         hosts.flush()
         cmd = ["ip", "netns", "exec", net.machine_ns(machines[0]), "unshare", "--uts", "sh", "-c",
                'hostname "$0" && exec "$@"', machines[0],

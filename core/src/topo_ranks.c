@@ -1,0 +1,106 @@
+/* Ranks beyond one a machine, and clusters: the two views of a topology that
+ * the hierarchical algorithms plan on (hierarchical-factor, local-group, and
+ * faraj-yuan on machines with several ranks). */
+#include "tc_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Shared memory as a link: fast enough never to be the bottleneck (a
+ * 100 Gbit/s network would still leave it 10x faster), so loads and peak
+ * bounds are those of the network. */
+#define TC_SHM_BANDWIDTH 1e12
+#define TC_SHM_LATENCY 1e-7
+
+tc_status tc_topology_mark_host(tc_topology *t, const char *name)
+{
+    int n = tc_topology_node_find(t, name);
+    if (n < 0 || t->nodes[n].kind != TC_NODE_SWITCH) TC_FAIL(TC_ERR_ARG, "'%s' is not a switch", name);
+    t->nodes[n].host = true;
+    return TC_OK;
+}
+
+tc_status tc_topology_expand(const tc_topology *t, const int *count, tc_topology **out)
+{
+    tc_status rc = TC_OK;
+    tc_topology *r = NULL;
+    char name[512];
+    if (!t->finalized) TC_FAIL(TC_ERR_ARG, "topology not finalized");
+    for (int m = 0; m < t->num_machines; m++)
+        if (count[m] < 1)
+            TC_FAIL(TC_ERR_ARG, "machine '%s': %d ranks (at least 1 is needed)", t->nodes[t->machines[m]].name,
+                    count[m]);
+    TC_TRY(rc, done, tc_topology_create(&r));
+    TC_TRY(rc, done, tc_topology_set_name(r, t->name ? t->name : ""));
+    for (int i = 0; i < t->num_nodes; i++) {
+        const tc_node *n = &t->nodes[i];
+        int rank = t->rank_of_node[i];
+        if (n->kind == TC_NODE_SWITCH || count[rank] > 1) {
+            TC_TRY(rc, done, tc_topology_add_switch(r, n->name, n->where));
+            if (n->host || n->kind == TC_NODE_MACHINE) TC_TRY(rc, done, tc_topology_mark_host(r, n->name));
+        }
+    }
+    for (int m = 0; m < t->num_machines; m++) {
+        const tc_node *n = &t->nodes[t->machines[m]];
+        if (count[m] == 1) {
+            TC_TRY(rc, done, tc_topology_add_machine(r, n->name, 1, n->where));
+            continue;
+        }
+        for (int k = 0; k < count[m]; k++) {
+            snprintf(name, sizeof name, "%s.%d", n->name, k);
+            TC_TRY(rc, done, tc_topology_add_machine(r, name, 1, n->where));
+            TC_TRY(rc, done, tc_topology_add_link(r, name, n->name, TC_SHM_BANDWIDTH, TC_SHM_LATENCY, n->where));
+        }
+    }
+    for (int l = 0; l < t->num_links; l++) {
+        const tc_link_decl *k = &t->links[l];
+        TC_TRY(rc, done, tc_topology_add_link(r, t->nodes[k->child].name, t->nodes[k->parent].name, k->bandwidth,
+                                              k->latency, k->where));
+    }
+    TC_TRY(rc, done, tc_topology_finalize(r));
+    *out = r;
+    r = NULL;
+done:
+    tc_topology_destroy(r);
+    return rc;
+}
+
+int tc_topology_machine_host(const tc_topology *t, int rank)
+{
+    int node = t->machines[rank], up = t->parent[node];
+    return up >= 0 && t->nodes[up].host ? up : node;
+}
+
+static int find(int *uf, int x)
+{
+    while (uf[x] != x) { uf[x] = uf[uf[x]]; x = uf[x]; }
+    return x;
+}
+
+int tc_topology_clusters(const tc_topology *t, double default_bw, int *cluster_of_rank)
+{
+    int V = t->num_nodes, n = 0;
+    int *uf = tc_xmalloc(sizeof(int) * (size_t)V), *id = tc_xmalloc(sizeof(int) * (size_t)V);
+    if (!uf || !id) { free(uf); free(id); return -1; }
+    double worst = 0;
+    for (int l = 0; l < t->num_links; l++) {
+        double bw = t->links[l].bandwidth > 0 ? t->links[l].bandwidth : default_bw;
+        double x = (double)tc_topology_link_load(t, l) / bw;
+        if (x > worst) worst = x;
+    }
+    for (int i = 0; i < V; i++) { uf[i] = i; id[i] = -1; }
+    for (int l = 0; l < t->num_links; l++) {
+        double bw = t->links[l].bandwidth > 0 ? t->links[l].bandwidth : default_bw;
+        /* ties within 1e-9 are bottlenecks too: equal loads over equal links */
+        if ((double)tc_topology_link_load(t, l) / bw < worst * (1 - 1e-9))
+            uf[find(uf, t->links[l].child)] = find(uf, t->links[l].parent);
+    }
+    for (int r = 0; r < t->num_machines; r++) {
+        int root = find(uf, t->machines[r]);
+        if (id[root] < 0) id[root] = n++;
+        cluster_of_rank[r] = id[root];
+    }
+    free(uf);
+    free(id);
+    return n;
+}
