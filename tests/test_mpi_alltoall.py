@@ -82,7 +82,7 @@ def test_shared_machines_plan_machines_as_switches(mpi):
     assert proc.returncode == 0, proc.stderr
     calls, errors, stats = calls_and_stats(proc)
     assert errors == 0
-    assert "faraj-yuan (several ranks a machine: machines as switches)" in proc.stderr
+    assert "faraj-yuan (several ranks per machine: machines as switches)" in proc.stderr
     assert stats == {"faraj-yuan": calls}
 
 
@@ -152,7 +152,7 @@ def test_processor_names_map_ranks(tmp_path):
     proc = run("openmpi", 3, [program("alltoall_check", "openmpi"), "1"], env)
     calls, errors, stats = calls_and_stats(proc)
     assert errors == 0
-    assert "of 3 ranks: faraj-yuan (several ranks a machine" in proc.stderr
+    assert "of 3 ranks: faraj-yuan (several ranks per machine" in proc.stderr
     assert stats == {"faraj-yuan": calls}
 
 

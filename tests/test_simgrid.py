@@ -71,13 +71,42 @@ def platform9(tmp_path_factory):
 @pytest.mark.parametrize("np", range(1, 10))
 def test_every_byte_under_smpirun(platform9, algorithm, np):
     """The runtime's data-integrity program, linked with libtopocoll_pmpi_smpi.a."""
-    env = {"TOPOCOLL_TOPOLOGY": "chain:3,3,3", "TOPOCOLL_ALLTOALL": algorithm, "TOPOCOLL_STATS": "1"}
+    env = {"TOPOCOLL_TOPOLOGY": "chain:3,3,3", "TOPOCOLL_ALLTOALL": algorithm, "TOPOCOLL_STATS": "1",
+           "TOPOCOLL_SEGMENT_SIZE": "100000", "TOPOCOLL_FANOUT": "3"}  # 256 KB blocks in 3 pieces: SimGrid slows with many flows
     proc = smpirun(np, [BUILD / "smpi" / "alltoall_check"], env, platform9)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
     calls, errors = map(int, re.search(r"calls=(\d+) errors=(\d+)", proc.stdout).groups())
     assert errors == 0
     stats = dict(re.findall(r"topocoll: alltoall (\S+) calls=(\d+)", proc.stderr))
     assert stats == {algorithm: str(calls)}
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_several_ranks_a_host_under_smpirun(tmp_path, algorithm):
+    """Ranks share hosts unevenly and interleaved (SMPI's processor name is
+    the host): every algorithm plans on machines-as-switches, every byte right."""
+    platform = tmp_path / "p.xml"
+    assert main(["simgrid", "platform", "chain:2,2", "-o", str(platform)]) == 0
+    platform.with_suffix(".hosts").write_text("n0\nn0\nn1\nn2\nn2\nn2\nn3\nn0\n")
+    env = {"TOPOCOLL_TOPOLOGY": "chain:2,2", "TOPOCOLL_ALLTOALL": algorithm, "TOPOCOLL_STATS": "1",
+           "TOPOCOLL_SEGMENT_SIZE": "100000", "TOPOCOLL_VERBOSE": "1"}
+    proc = smpirun(8, [BUILD / "smpi" / "alltoall_check"], env, platform)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+    calls, errors = map(int, re.search(r"calls=(\d+) errors=(\d+)", proc.stdout).groups())
+    assert errors == 0
+    assert dict(re.findall(r"topocoll: alltoall (\S+) calls=(\d+)", proc.stderr)) == {algorithm: str(calls)}
+
+
+def test_smp_bench_counts_ranks(tmp_path, capsys):
+    """--ranks-per-machine: 4 machines x 2 ranks, the peak bound from the
+    machine links (each carries 2 x 6 blocks a direction)."""
+    csv_path = tmp_path / "s.csv"
+    assert main(["bench", "4", "--ranks-per-machine", "2", "--sizes", "16K", "--repetitions", "1", "--quiet",
+                 "--algorithms", "hierarchical-factor,faraj-yuan,native", "--csv", str(csv_path)]) == 0
+    rows = list(csv.DictReader(csv_path.open()))
+    assert {r["ranks"] for r in rows} == {"8"} and len(rows) == 3
+    for r in rows:
+        assert float(r["seconds"]) >= 12 * 16384 * 8 / 100e6 * 0.999, r
 
 
 def test_short_bench(tmp_path, capsys):

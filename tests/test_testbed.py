@@ -10,6 +10,7 @@ import pytest
 from topocoll.cli import main
 from topocoll.testbed import mpi, net
 
+from .conftest import ALGORITHMS
 from .mpi_util import BUILD, pmpi_lib
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the testbed needs root (CI runs as root)")
@@ -83,3 +84,21 @@ def test_short_bench_on_the_testbed(capsys, tmp_path):
     assert {r["topology"] for r in rows} == {"star:2,2"} and "load_average=" in rows[0]["settings"]
     assert namespaces() == []          # the bench brought it up, so it took it down
     assert not net.STATE_DIR.exists()
+
+
+def test_every_algorithm_in_the_testbed_bench(capsys, tmp_path):
+    """The bench checks every byte once per size: every registered algorithm
+    on real TCP, one rank a machine and then two."""
+    main(["testbed", "down"])
+    csv_path = tmp_path / "all.csv"
+    assert main(["bench", "star:2,2", "--backend", "testbed", "--sizes", "8K", "--repetitions", "1",
+                 "--algorithms", "all", "--segment-size", "3000", "--quiet", "--csv", str(csv_path)]) == 0
+    import csv
+    rows = list(csv.DictReader(csv_path.open()))
+    assert {r["algorithm"] for r in rows} == set(ALGORITHMS) | {"native"}
+    assert main(["bench", "star:2,2", "--backend", "testbed", "--sizes", "8K", "--repetitions", "1",
+                 "--ranks-per-machine", "2", "--algorithms", "hierarchical-factor,faraj-yuan", "--quiet",
+                 "--csv", str(csv_path)]) == 0
+    rows = list(csv.DictReader(csv_path.open()))
+    assert {r["ranks"] for r in rows} == {"8"} and len(rows) == 2
+    assert namespaces() == []

@@ -18,6 +18,7 @@
  */
 #define TCX(fn) PMPI_##fn
 #include "tc_exec.h"
+#include "pmpi_shared.h"
 #include "topocoll/topocoll.h"
 
 #include <stdio.h>
@@ -115,7 +116,10 @@ static void load_config(void)
     g.verbose = getenv("TOPOCOLL_VERBOSE") && !strcmp(getenv("TOPOCOLL_VERBOSE"), "1");
     g.stats = getenv("TOPOCOLL_STATS") && !strcmp(getenv("TOPOCOLL_STATS"), "1");
     g.calls = (long long *)calloc((size_t)tc_algorithm_count() + 1, sizeof(long long));
-    if (!path || !*path) return;   /* unset: every call goes to the MPI */
+    if (path && *path && tc_topology_load(path, TC_FORMAT_AUTO, &g.topo) != TC_OK)
+        fatal("TOPOCOLL_TOPOLOGY: %s%s", tc_error_message(), "");
+    tcp_coll_config();
+    if (!path || !*path) return;   /* unset: every MPI_Alltoall goes to the MPI */
     snprintf(g.algorithm, sizeof g.algorithm, "%s", alg && *alg ? alg : "auto");
     if (strcmp(g.algorithm, "auto") && strcmp(g.algorithm, NATIVE) && tc_algorithm_find(g.algorithm) < 0) {
         char list[512] = "";
@@ -166,8 +170,6 @@ static void load_config(void)
             fatal("TOPOCOLL_CLUSTERS names %s clusters but MPI_COMM_WORLD has %s ranks (one a rank)", a, b);
         }
     }
-    if (tc_topology_load(path, TC_FORMAT_AUTO, &g.topo) != TC_OK)
-        fatal("TOPOCOLL_TOPOLOGY: %s%s", tc_error_message(), "");
     if (map && *map) {
         int size;
         PMPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -183,6 +185,13 @@ static void load_config(void)
     g.enabled = 1;
 }
 
+int tcp_world_rank(void) { return world_rank(); }
+void tcp_load_config(void) { load_config(); }
+void tcp_fatal(const char *fmt, const char *a, const char *b) { fatal(fmt, a, b); }
+const tc_topology *tcp_topology(void) { return g.topo; }
+int tcp_verbose(void) { return g.verbose; }
+int tcp_stats(void) { return g.stats; }
+
 static void my_machine(char *name)
 {
     if (g.rank_map) {
@@ -197,6 +206,8 @@ static void my_machine(char *name)
     snprintf(name, NAME_LEN, "%s", buf);
 }
 
+void tcp_my_machine(char *name) { my_machine(name); }
+
 /* Topology machine rank of a name: exact, else up to the first dot. */
 static int machine_rank(const char *name)
 {
@@ -209,6 +220,8 @@ static int machine_rank(const char *name)
     }
     return node < 0 ? -1 : tc_topology_machine_rank(g.topo, node);
 }
+
+int tcp_machine_rank(const char *name) { return g.topo ? machine_rank(name) : -1; }
 
 static void say(MPI_Comm comm, const char *fmt, const char *a, const char *b, int n)
 {
@@ -327,7 +340,7 @@ static comm_plan *make_plan(MPI_Comm comm)
         int aware = tc_algorithm_properties(want) & TC_PROP_TOPOLOGY_AWARE || tc_algorithm_params(want) & TC_PARAM_CLUSTERS;
         cp->algorithm = want;
         say(comm, "%s%s", tc_algorithm_name(want),
-            !aware ? "" : shared ? " (several ranks a machine: machines as switches)" : " (one rank a machine)", size);
+            !aware ? "" : shared ? " (several ranks per machine: machines as switches)" : " (one rank per machine)", size);
     }
     free(names);
     free(ranks);
@@ -436,6 +449,7 @@ int MPI_Finalize(void)
             if (found) PMPI_Comm_delete_attr(predefined[i], g.keyval);
         }
     }
+    tcp_coll_finalize();
     if (g.stats && g.calls) {
         int n = tc_algorithm_count() + 1;
         long long *total = (long long *)calloc((size_t)n, sizeof(long long));

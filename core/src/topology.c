@@ -310,6 +310,7 @@ int tc_topology_num_switches(const tc_topology *t) { return t->num_nodes - t->nu
 const char *tc_topology_node_name(const tc_topology *t, int n) { return t->nodes[n].name; }
 tc_node_kind tc_topology_node_kind(const tc_topology *t, int n) { return t->nodes[n].kind; }
 int tc_topology_machine_node(const tc_topology *t, int rank) { return t->machines[rank]; }
+int tc_topology_node_parent(const tc_topology *t, int node) { return t->parent[node]; }
 int tc_topology_machine_rank(const tc_topology *t, int node)
 {
     if (t->rank_of_node) return t->rank_of_node[node];

@@ -90,6 +90,12 @@ class _PlanOptions(ctypes.Structure):
                 ("clusters", ctypes.POINTER(ctypes.c_int)), ("sync_depth", ctypes.c_int)]
 
 
+class _Tree(ctypes.Structure):
+    _fields_ = [("n", ctypes.c_int), ("levels", ctypes.c_int)] + [
+        (f, ctypes.POINTER(ctypes.c_int)) for f in ("parent", "child_begin", "child", "edge_level", "order", "pos",
+                                                   "size")]
+
+
 class _SyncStats(ctypes.Structure):
     _fields_ = [("sharing_pairs", ctypes.c_int64), ("candidates", ctypes.c_int64), ("kept", ctypes.c_int64)]
 
@@ -149,6 +155,12 @@ _PROTOS = {
     "tc_topology_expand": (I, [P, P, ctypes.POINTER(P)]),
     "tc_topology_machine_host": (I, [P, I]),
     "tc_topology_clusters": (I, [P, D, P]),
+    "tc_tree_build": (I, [S, I, I, P, I, P, I, ctypes.POINTER(ctypes.POINTER(_Tree))]),
+    "tc_tree_destroy": (None, [ctypes.POINTER(_Tree)]),
+    "tc_tree_algorithm_count": (I, []),
+    "tc_tree_algorithm_name": (S, [I]),
+    "tc_groups_from_names": (I, [ctypes.POINTER(S), I, ctypes.c_char, ctypes.POINTER(I),
+                                 ctypes.POINTER(ctypes.POINTER(I))]),
     "tc_alltoall_plan": (I, [S, P, ctypes.POINTER(P)]),
     "tc_schedule_destroy": (None, [P]),
     "tc_schedule_algorithm": (S, [P]),
@@ -585,3 +597,51 @@ def algorithms() -> list[dict]:
             "parameters": [PARAMETERS[f][0] for f in PARAMETERS if params & f],
         })
     return out
+
+
+def tree_algorithms() -> list[str]:
+    """Names of the collective tree algorithms (binomial, two-level, multilevel)."""
+    L = lib()
+    return [L.tc_tree_algorithm_name(i).decode() for i in range(L.tc_tree_algorithm_count())]
+
+
+def group_vectors(names: list[str]) -> tuple[int, list[list[int]]]:
+    """Levels and group ids per rank from "site/lan/machine" names."""
+    n = len(names)
+    arr = (ctypes.c_char_p * n)(*[x.encode() for x in names])
+    levels, ptr = ctypes.c_int(), ctypes.POINTER(ctypes.c_int)()
+    _check(lib().tc_groups_from_names(arr, n, b"/", ctypes.byref(levels), ctypes.byref(ptr)))
+    try:
+        L = levels.value
+        return L, [[ptr[r * L + l] for l in range(L)] for r in range(n)]
+    finally:
+        _libc.free(ctypes.cast(ptr, ctypes.c_void_p))
+
+
+def collective_tree(algorithm: str, names: list[str], root: int, cluster_level: int = -1) -> dict:
+    """The tree a collective uses (built as every rank builds it): parent and
+    children (send order) of each rank, the level each message crosses
+    (first differing level of the two ranks' group vectors; `levels` inside a
+    bottom group), and the depth-first order.  cluster_level -1: the last."""
+    L, vec = group_vectors(names)
+    n = len(names)
+    flat = (ctypes.c_int * (n * L))(*[g for v in vec for g in v])
+    t = ctypes.POINTER(_Tree)()
+    at = L - 1 if cluster_level < 0 else cluster_level
+    _check(lib().tc_tree_build(algorithm.encode(), n, L, flat, root, None, at, ctypes.byref(t)))
+    try:
+        tr = t.contents
+        parent = [tr.parent[r] for r in range(n)]
+        children = [[tr.child[k] for k in range(tr.child_begin[r], tr.child_begin[r + 1])] for r in range(n)]
+        order = [tr.order[i] for i in range(n)]
+    finally:
+        lib().tc_tree_destroy(t)
+
+    def level(a: int, b: int) -> int:
+        lv = 0
+        while lv < L and vec[a][lv] == vec[b][lv]:
+            lv += 1
+        return lv
+
+    return {"levels": L, "parent": parent, "children": children, "order": order,
+            "message_level": [level(parent[r], r) if parent[r] >= 0 else -1 for r in range(n)]}

@@ -115,6 +115,7 @@ int tc_topology_num_switches(const tc_topology *topo);
 const char *tc_topology_node_name(const tc_topology *topo, int node);
 tc_node_kind tc_topology_node_kind(const tc_topology *topo, int node);
 int tc_topology_node_find(const tc_topology *topo, const char *name); /* -1 if none */
+int tc_topology_node_parent(const tc_topology *topo, int node);       /* -1 at the top */
 int tc_topology_machine_node(const tc_topology *topo, int rank);
 int tc_topology_machine_rank(const tc_topology *topo, int node);      /* -1: a switch */
 int tc_topology_machine_slots(const tc_topology *topo, int rank);
@@ -326,6 +327,50 @@ tc_status tc_alltoall_plan_for_execution(const char *algorithm, const tc_topolog
  * is plan_for_execution.  Options an algorithm does not read are ignored. */
 tc_status tc_alltoall_plan_with_options(const char *algorithm, const tc_topology *topo,
                                         const tc_plan_options *options, int execute, tc_schedule **sched);
+
+/* ---- multilevel collective trees (Karonis et al., MPICH-G2) -------------- */
+/*
+ * Processes are placed in a hierarchy by group vectors: groups[r * levels + l]
+ * is rank r's group at level l, level 0 the top (e.g. site, local network,
+ * machine).  Ids only need to be equal for ranks in one group; groups at a
+ * level are taken within the groups above (a prefix).  Every rank computes the
+ * same tree from the vectors and the root, without communication.
+ *
+ *  "binomial"   MPICH's topology-unaware binomial tree over all ranks;
+ *  "two-level"  MagPIe style: clusters = the groups at level cluster_level,
+ *               one message to each cluster, binomial trees inside;
+ *  "multilevel" one message into each group at every level, then the same
+ *               inside it, down to the ranks of one machine.
+ * Shapes per level (shapes[l] for l < levels, shapes[levels] among the ranks
+ * of one bottom group; NULL: flat at level 0, binomial below, as the paper).
+ * A rank's children are listed in send order: the slowest level first.
+ */
+typedef enum tc_tree_shape { TC_SHAPE_DEFAULT = 0, TC_SHAPE_FLAT = 1, TC_SHAPE_BINOMIAL = 2 } tc_tree_shape;
+typedef struct tc_tree {
+    int n, levels;
+    int *parent;       /* n: -1 at the root                                     */
+    int *child_begin;  /* n + 1: children of r are child[child_begin[r] ..]      */
+    int *child;        /* n - 1                                                  */
+    int *edge_level;   /* n: level the message parent[r] -> r crosses (the top-
+                          most level at which their groups differ; `levels`
+                          when both are in one bottom group); -1 at the root   */
+    int *order;        /* n: ranks in depth-first pre-order (children in send
+                          order): the subtree of r is order[pos[r] ..
+                          pos[r] + size[r])                                     */
+    int *pos, *size;   /* n each                                                 */
+} tc_tree;
+/* Build; release with tc_tree_destroy.  An unknown algorithm fails with
+ * TC_ERR_ARG listing the valid ones (tc_tree_algorithm_name). */
+tc_status tc_tree_build(const char *algorithm, int n, int levels, const int *groups, int root,
+                        const tc_tree_shape *shapes, int cluster_level, tc_tree **tree);
+void tc_tree_destroy(tc_tree *tree);
+int tc_tree_algorithm_count(void);
+const char *tc_tree_algorithm_name(int index);
+/* Group vectors from names "site/lan/machine" (one string per rank, levels
+ * separated by sep): *levels = the most components any rank has (shorter
+ * vectors repeat their last name, so such a rank is a group of its own
+ * below); groups holds n * levels ints, caller frees.  An empty name fails. */
+tc_status tc_groups_from_names(const char *const *names, int n, char sep, int *levels, int **groups);
 
 #ifdef __cplusplus
 }

@@ -36,6 +36,8 @@ class Result:
     peak_bps: float                 # peak aggregate throughput bound, bit/s
     settings: dict
     samples: list[Sample] = field(default_factory=list)
+    collective: str = "alltoall"
+    messages: dict = field(default_factory=dict)   # algorithm -> messages a call by level
 
     def median(self, algorithm: str, msize: int) -> float | None:
         xs = [s.seconds for s in self.samples if s.algorithm == algorithm and s.msize == msize]
@@ -47,10 +49,23 @@ class Result:
         return m * (m - 1) * msize * 8 / seconds
 
 
-def collect(algorithm: str, cmd: list[str], env: dict, repetitions: int, on_size=None, cwd=None) -> list[Sample]:
+def collective_env(collective: str, algorithm: str) -> dict:
+    """The PMPI library's variables selecting `algorithm` for `collective`;
+    ``two-level:L`` is the two-level tree clustered at level L."""
+    name, _, level = algorithm.partition(":")
+    env = {f"TOPOCOLL_{collective.upper()}": name}
+    if level:
+        env["TOPOCOLL_TWO_LEVEL_AT"] = level
+    return env
+
+
+def collect(algorithm: str, cmd: list[str], env: dict, repetitions: int, on_size=None, cwd=None,
+            collective: str = "alltoall", messages: dict | None = None) -> list[Sample]:
     """Run the benchmark program (any launcher) and read its lines: every
     byte checked once per size, one sample per timed call; then make sure
-    TOPOCOLL_STATS names the algorithm, so what ran is what was asked."""
+    TOPOCOLL_STATS names the algorithm, so what ran is what was asked.  For
+    the rooted collectives, messages[algorithm] gets the messages a call sent
+    across each level (the library's counts over all calls)."""
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
     samples = []
     for line in proc.stdout:
@@ -66,9 +81,15 @@ def collect(algorithm: str, cmd: list[str], env: dict, repetitions: int, on_size
     err = proc.stderr.read()
     if proc.wait() != 0:
         raise TopocollError("io", f"the benchmark failed for {algorithm} (exit {proc.returncode}):\n{err[-2000:]}")
-    ran = [l for l in err.splitlines() if l.startswith("topocoll: alltoall ")]
-    if not any(l.startswith(f"topocoll: alltoall {algorithm} ") for l in ran):
+    name = algorithm.partition(":")[0]
+    ran = [l for l in err.splitlines() if l.startswith(f"topocoll: {collective} ")]
+    calls = [l for l in ran if l.startswith(f"topocoll: {collective} {name} calls=")]
+    if not calls:
         raise TopocollError("verification failed", f"{algorithm} did not run: {ran or err[-500:]}")
+    counts = [l for l in ran if l.startswith(f"topocoll: {collective} {name} messages ")]
+    if messages is not None and counts:
+        n = int(calls[0].rsplit("=", 1)[1])
+        messages[algorithm] = [int(x.split("=")[1]) / n for x in counts[0].split()[4:]]
     return samples
 
 
@@ -119,7 +140,9 @@ class Progress:
 def run(backend, topology: Topology, algorithms: list[str], sizes: list[int], repetitions: int,
         warmup: int = 1, quiet: bool = False) -> Result:
     """Run every algorithm over every size on the back-end."""
-    result = Result(backend.name, topology, topology.num_machines, backend.peak_bps(topology), backend.settings())
+    result = Result(backend.name, topology, topology.num_machines, backend.peak_bps(topology), backend.settings(),
+                    collective=getattr(backend, "collective", "alltoall"))
+    backend.messages = result.messages
     progress = Progress(len(algorithms) * len(sizes), quiet)
     for alg in algorithms:
         for sample in backend.run(alg, sizes, repetitions, warmup,
@@ -128,9 +151,31 @@ def run(backend, topology: Topology, algorithms: list[str], sizes: list[int], re
     return result
 
 
+def collective_table(result: Result, algorithms: list[str], sizes: list[int]) -> str:
+    """Rooted collectives: median time per size, speed-up over the first
+    algorithm, and the messages a call sends across each level."""
+    w = max([14] + [len(a) for a in algorithms])
+    base = algorithms[0]
+    lines = [f"\n{result.topology.name}, {result.ranks} ranks, MPI_{result.collective.capitalize()} "
+             f"[{result.backend}]: median ms of one timed pass (speed-up over {base})"]
+    head = f"  {'algorithm':<{w}} " + " ".join(f"{format_size(m):>16}" for m in sizes) + "   messages a call by level"
+    lines += [head, "  " + "-" * (len(head) - 2)]
+    for alg in algorithms:
+        cells = []
+        for m in sizes:
+            t, b = result.median(alg, m), result.median(base, m)
+            cells.append(f"{t * 1e3:>8.1f} ({b / t:.2f}x)" if t and b else f"{'-':>16}")
+        msgs = result.messages.get(alg)
+        lines.append(f"  {alg:<{w}} " + " ".join(f"{c:>16}" for c in cells) + "   " +
+                     (" ".join(f"L{i}={x:g}" for i, x in enumerate(msgs)) if msgs else "-"))
+    return "\n".join(lines)
+
+
 def table(result: Result, algorithms: list[str], sizes: list[int]) -> str:
     """One table per size: median time, aggregate throughput, % of the peak,
     speed-up over native."""
+    if result.collective != "alltoall":
+        return collective_table(result, algorithms, sizes)
     lines = []
     peak_mbps = result.peak_bps / 1e6
     w = max([14] + [len(a) for a in algorithms])
@@ -185,10 +230,15 @@ def plot(result: Result, algorithms: list[str], sizes: list[int], path: str) -> 
         style = dict(marker=markers[i % len(markers)], markersize=7 if alg == "faraj-yuan" else 5,
                      linewidth=2.6 if alg == "faraj-yuan" else 1.3, alpha=0.9)
         ax_t.plot([m / 1024 for m, _ in pts], [t * 1e3 for _, t in pts], label=alg, **style)
-        ax_b.plot([m / 1024 for m, _ in pts], [result.throughput(m, t) / 1e6 for m, t in pts], label=alg, **style)
-    ax_b.axhline(result.peak_bps / 1e6, color="black", linestyle="--", linewidth=1.2, label="peak bound")
-    bound = [result.ranks * (result.ranks - 1) * m * 8 / result.peak_bps * 1e3 for m in sizes]
-    ax_t.plot(xs, bound, color="black", linestyle="--", linewidth=1.2, label="peak bound")
+        if result.collective == "alltoall":
+            ax_b.plot([m / 1024 for m, _ in pts], [result.throughput(m, t) / 1e6 for m, t in pts], label=alg,
+                      **style)
+        else:   # a pass of n broadcasts: time per broadcast (Karonis et al.'s Figure 8)
+            ax_b.plot([m / 1024 for m, _ in pts], [t * 1e3 / result.ranks for _, t in pts], label=alg, **style)
+    if result.collective == "alltoall":
+        ax_b.axhline(result.peak_bps / 1e6, color="black", linestyle="--", linewidth=1.2, label="peak bound")
+        bound = [result.ranks * (result.ranks - 1) * m * 8 / result.peak_bps * 1e3 for m in sizes]
+        ax_t.plot(xs, bound, color="black", linestyle="--", linewidth=1.2, label="peak bound")
     for ax in (ax_t, ax_b):
         ax.set_xscale("log", base=2)
         ax.set_xticks(xs)
@@ -197,10 +247,15 @@ def plot(result: Result, algorithms: list[str], sizes: list[int], path: str) -> 
         ax.grid(True, alpha=0.3)
     ax_t.set_yscale("log")
     ax_t.set_ylabel("completion time (ms, median)")
-    ax_b.set_ylabel("aggregate throughput (Mbit/s)")
+    if result.collective == "alltoall":
+        ax_b.set_ylabel("aggregate throughput (Mbit/s)")
+    else:
+        ax_t.set_ylabel("one pass: every rank the root once (ms, median)")
+        ax_b.set_ylabel("per broadcast, with its acknowledgement barrier (ms)")
     ax_b.set_ylim(bottom=0)
     ax_t.legend(fontsize=8)
-    fig.suptitle(f"MPI_Alltoall on {result.topology.name} ({result.ranks} ranks), {result.backend}", fontsize=11)
+    fig.suptitle(f"MPI_{result.collective.capitalize()} on {result.topology.name} ({result.ranks} ranks), "
+                 f"{result.backend}", fontsize=11)
     fig.tight_layout()
     try:
         fig.savefig(path, dpi=110)

@@ -9,12 +9,12 @@ from pathlib import Path
 
 from .._core import Topology, TopocollError, library_path
 from ..testbed import mpi, net
-from .harness import Sample, collect
+from .harness import Sample, collect, collective_env
 
 
-def program() -> Path:
-    for cand in (library_path().parent.parent / "libexec" / "topocoll" / "alltoall_bench",
-                 Path(__file__).resolve().parents[3] / "build" / "alltoall_bench"):
+def program(collective: str = "alltoall") -> Path:
+    for cand in (library_path().parent.parent / "libexec" / "topocoll" / f"{collective}_bench",
+                 Path(__file__).resolve().parents[3] / "build" / f"{collective}_bench"):
         if cand.is_file():
             return cand
     raise TopocollError("io", "the benchmark program is not built (run 'make build')")
@@ -25,7 +25,7 @@ class TestbedBackend:
 
     def __init__(self, topology_arg: str, topology: Topology, rate_bps: float, buffer_packets: int = 100,
                  rto_min: str | None = None, mca: dict | None = None, sync_depth: int | None = None,
-                 counts: list[int] | None = None, env: dict | None = None):
+                 counts: list[int] | None = None, env: dict | None = None, collective: str = "alltoall"):
         net.require_root()
         self.topology = topology
         self.topology_arg = str(Path(topology_arg).resolve()) if Path(topology_arg).exists() else topology_arg
@@ -33,6 +33,8 @@ class TestbedBackend:
         self.sync_depth = sync_depth
         self.counts = counts or [1] * topology.num_machines
         self.env = dict(env or {})
+        self.collective = collective
+        self.messages: dict = {}
         record = net.status()
         self.brought_up = False
         if record and record.get("machines") and record["machines"] != topology.machines:
@@ -54,19 +56,20 @@ class TestbedBackend:
                 "load_average": "/".join(f"{x:.2f}" for x in self.load)}
 
     def peak_bps(self, topology: Topology) -> float:
-        return topology.peak_throughput(self.record["rate_bps"])
+        return topology.peak_throughput(self.record["rate_bps"]) if self.collective == "alltoall" else 0.0
 
     def run(self, algorithm: str, sizes: list[int], repetitions: int, warmup: int, on_size=None) -> list[Sample]:
         env = {"LD_PRELOAD": str(library_path().parent / "libtopocoll_pmpi.so"),
-               "TOPOCOLL_TOPOLOGY": self.topology_arg, "TOPOCOLL_ALLTOALL": algorithm, "TOPOCOLL_STATS": "1",
-               **self.env}
+               "TOPOCOLL_TOPOLOGY": self.topology_arg, "TOPOCOLL_STATS": "1", **self.env,
+               **collective_env(self.collective, algorithm)}
         if self.sync_depth:
             env["TOPOCOLL_SYNC_DEPTH"] = str(self.sync_depth)
-        argv = [str(program()), "--warmup", str(warmup), "--repetitions", str(repetitions)] + [str(s) for s in sizes]
+        argv = [str(program(self.collective)), "--warmup", str(warmup), "--repetitions", str(repetitions)] + [str(s) for s in sizes]
         slots = dict(zip(self.topology.machines, self.counts))
         with mpi.mpirun_command(self.record, argv, sorted(env), np=sum(self.counts), mca=self.mca,
                                 slots=slots) as cmd:
-            samples = collect(algorithm, cmd, dict(os.environ, **env), repetitions, on_size)
+            samples = collect(algorithm, cmd, dict(os.environ, **env), repetitions, on_size,
+                              collective=self.collective, messages=self.messages)
         self.load.append(os.getloadavg()[0])
         return samples
 

@@ -17,7 +17,9 @@ def run(args):
         return 0
     width = max(len(a["name"]) for a in algs)
     for a in algs:
-        props = [k for k in ("contention_free", "optimal", "single_port", "topology_aware") if a[k]]
-        print(f"{a['name']:<{width}}  {a['summary']}" + (f"  [{', '.join(props)}]" if props else ""))
+        props = [k for k in ("contention_free", "optimal", "single_port", "host_single_port", "bottleneck_once",
+                             "topology_aware") if a[k]]
+        print(f"{a['name']:<{width}}  {a['summary']}" + (f"  [{', '.join(props)}]" if props else "")
+              + (f"  parameters: {', '.join(a['parameters'])}" if a["parameters"] else ""))
     print(f"{'native':<{width}}  the MPI library's own MPI_Alltoall (runtime only)")
     return 0

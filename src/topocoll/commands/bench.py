@@ -20,8 +20,13 @@ def setup_parser(p):
     p.add_argument("--backend", default="simgrid", choices=["simgrid", "testbed"],
                    help="where to run: simgrid (SMPI simulation; default) or testbed (the emulated switched "
                         "cluster, real TCP and Open MPI; needs root)")
+    p.add_argument("--collective", default="alltoall", choices=["alltoall", "bcast"],
+                   help="what to time: alltoall (default) or bcast (Karonis et al.'s method: every rank the root "
+                        "in turn, an acknowledgement barrier after each broadcast)")
     p.add_argument("--algorithms", default="all",
-                   help="comma-separated algorithms, or 'all' (every registered one and native; default)")
+                   help="comma-separated algorithms, or 'all' (every registered one and native; default); for "
+                        "--collective bcast: multilevel, binomial, two-level (or two-level:L, clusters at level L, "
+                        "0 = top), native")
     p.add_argument("--sizes", default=DEFAULT_SIZES, help=f"block sizes (default {DEFAULT_SIZES})")
     p.add_argument("--repetitions", type=int, default=5, help="timed calls per size (default %(default)s)")
     p.add_argument("--warmup", type=int, default=1, help="untimed calls per size first (default %(default)s)")
@@ -63,7 +68,19 @@ def setup_args(argv: list[str]):
     return p.parse_args(argv)
 
 
-def algorithm_list(text: str) -> list[str]:
+def algorithm_list(text: str, collective: str = "alltoall", levels: int = 1) -> list[str]:
+    if collective != "alltoall":
+        known = ["multilevel"] + [f"two-level:{l}" for l in range(levels)] + ["binomial", "native"]
+        if text == "all":
+            return known
+        names = [t.strip() for t in text.split(",") if t.strip()]
+        for n in names:
+            base, _, lv = n.partition(":")
+            if base not in ("multilevel", "binomial", "two-level", "native") or (lv and base != "two-level") or \
+                    (lv and not (lv.isdigit() and int(lv) < levels)):
+                raise TopocollError("invalid argument", f"unknown {collective} algorithm '{n}'; valid: "
+                                                        f"{', '.join(known)}, two-level, all")
+        return names
     known = [a["name"] for a in algorithms()] + ["native"]
     if text == "all":
         return known
@@ -82,6 +99,20 @@ def layout(topo, ranks_per_machine: int | None):
     return counts, (topo.expand(counts) if max(counts) > 1 else topo)
 
 
+def levels_of(topo) -> int:
+    """Levels of the collectives' group vectors from a topology: the switches
+    below the top one, then the machine (as the PMPI library reads them)."""
+    deepest = 1
+    parent = {l["child"]: l["parent"] for l in topo.links()}
+    for m in topo.machines:
+        depth, x = 0, m
+        while x in parent:
+            x = parent[x]
+            depth += 1
+        deepest = max(deepest, depth)
+    return deepest
+
+
 def parameter_env(args) -> dict:
     """The PMPI library's variables for the algorithms' parameters."""
     env = {}
@@ -97,7 +128,7 @@ def parameter_env(args) -> dict:
 def run(args):
     machines = load_topology(args.topology)
     counts, topo = layout(machines, args.ranks_per_machine)
-    algs = algorithm_list(args.algorithms)
+    algs = algorithm_list(args.algorithms, args.collective, levels_of(machines))
     sizes = [harness.parse_size(s) for s in args.sizes.split(",") if s.strip()]
     if args.repetitions < 1:
         raise TopocollError("invalid argument", "--repetitions must be at least 1")
@@ -105,12 +136,12 @@ def run(args):
         from ..bench.simgrid import SimGridBackend
         backend = SimGridBackend(args.topology, machines, rate(args.bandwidth), parse_time(args.latency),
                                  model=args.model, selector=args.smpi_selector, sync_depth=args.sync_depth,
-                                 counts=counts, env=parameter_env(args))
+                                 counts=counts, env=parameter_env(args), collective=args.collective)
     else:
         from ..bench.testbed import TestbedBackend
         mca = dict(kv.split("=", 1) for kv in args.mca if "=" in kv)
         backend = TestbedBackend(args.topology, machines, rate(args.bandwidth), args.buffer, args.rto_min, mca,
-                                 args.sync_depth, counts=counts, env=parameter_env(args))
+                                 args.sync_depth, counts=counts, env=parameter_env(args), collective=args.collective)
     print(f"bench: {topo.name}, {machines.num_machines} machines, {topo.num_machines} ranks, backend {backend.name}, "
           f"settings: {backend.settings()}", file=sys.stderr)
     try:

@@ -1,0 +1,273 @@
+/*
+ * libtopocoll_pmpi, part two: MPI_Bcast, MPI_Reduce, MPI_Allreduce,
+ * MPI_Barrier, MPI_Gather and MPI_Scatter along multilevel topology-aware
+ * trees (Karonis et al.; tc_coll.h runs them, coll_tree.c builds them).
+ *
+ * Levels: TOPOCOLL_GROUPS (per process, its group names from the top level
+ * down, "site/lan/machine"), else the topology file: the switches above the
+ * process's machine from below the top switch down, then the machine (so
+ * ranks on one machine form the bottom group).  On a communicator's first
+ * collective the ranks gather their level names once (cached on it); on
+ * every call each rank builds the same tree from them and the root.
+ *
+ * Per operation, TOPOCOLL_<OP> = multilevel | two-level | binomial | native |
+ * auto (the default: multilevel when levels are known); two-level clusters at
+ * TOPOCOLL_TWO_LEVEL_AT (a level number, 0 = top; default the last: machines).
+ * Non-commutative reductions go to the MPI: the tree does not keep rank order.
+ */
+#define TCX(fn) PMPI_##fn
+#include "tc_coll.h"
+#include "pmpi_shared.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OP_BCAST, OP_REDUCE, OP_ALLREDUCE, OP_BARRIER, OP_GATHER, OP_SCATTER, NUM_OPS };
+static const char *const op_name[NUM_OPS] = {"bcast", "reduce", "allreduce", "barrier", "gather", "scatter"};
+static const char *const op_env[NUM_OPS] = {"TOPOCOLL_BCAST", "TOPOCOLL_REDUCE", "TOPOCOLL_ALLREDUCE",
+                                            "TOPOCOLL_BARRIER", "TOPOCOLL_GATHER", "TOPOCOLL_SCATTER"};
+#define GROUPS_LEN 1024
+#define MAX_TREES 3          /* tc_tree_algorithm_count() */
+#define NATIVE_ALG MAX_TREES /* index of "native" in the call counters */
+
+static struct {
+    int loaded, enabled;       /* enabled: a topology or TOPOCOLL_GROUPS */
+    int alg[NUM_OPS];          /* tree algorithm index, -1: auto, NATIVE_ALG: native */
+    int two_level_at;          /* -1: the last level */
+    const char *groups;        /* TOPOCOLL_GROUPS */
+    int keyval;
+    long long calls[NUM_OPS][MAX_TREES + 1];
+    long long sent[NUM_OPS][MAX_TREES][TCC_MAX_LEVELS];
+} c = {.keyval = MPI_KEYVAL_INVALID};
+
+typedef struct coll_plan {
+    int ok, n, levels;
+    int *groups;               /* n * levels */
+    MPI_Comm comm;             /* private duplicate */
+    tc_tree **trees;           /* MAX_TREES * n, by algorithm and root */
+} coll_plan;
+
+void tcp_coll_config(void)
+{
+    if (c.loaded) return;
+    c.loaded = 1;
+    c.groups = getenv("TOPOCOLL_GROUPS");
+    if (c.groups && !*c.groups) c.groups = NULL;
+    c.enabled = c.groups || tcp_topology();
+    for (int op = 0; op < NUM_OPS; op++) {
+        const char *v = getenv(op_env[op]);
+        c.alg[op] = -1;
+        if (!v || !*v || !strcmp(v, "auto")) continue;
+        if (!strcmp(v, "native")) { c.alg[op] = NATIVE_ALG; continue; }
+        for (int i = 0; i < tc_tree_algorithm_count(); i++)
+            if (!strcmp(v, tc_tree_algorithm_name(i))) c.alg[op] = i;
+        if (c.alg[op] < 0) tcp_fatal("%s is not a collective algorithm; valid: multilevel, two-level, binomial, "
+                                     "native, auto (%s)", op_env[op], v);
+    }
+    const char *at = getenv("TOPOCOLL_TWO_LEVEL_AT");
+    c.two_level_at = -1;
+    if (at && *at) {
+        char *end;
+        c.two_level_at = (int)strtol(at, &end, 10);
+        if (*end || c.two_level_at < 0) tcp_fatal("TOPOCOLL_TWO_LEVEL_AT=%s: expected a level number, 0 = the top%s", at, "");
+    }
+}
+
+/* This process's level names, "a/b/machine"; "" when unknown. */
+static void my_levels(char *out)
+{
+    out[0] = '\0';
+    if (c.groups) { snprintf(out, GROUPS_LEN, "%s", c.groups); return; }
+    const tc_topology *t = tcp_topology();
+    char name[TCP_NAME_LEN];
+    tcp_my_machine(name);
+    int rank = tcp_machine_rank(name);
+    if (!t || rank < 0) return;
+    int node = tc_topology_machine_node(t, rank), chain[64], k = 0;
+    for (int x = node; x >= 0 && tc_topology_node_parent(t, x) >= 0 && k < 64; x = tc_topology_node_parent(t, x))
+        chain[k++] = x;     /* the machine and the switches below the top */
+    for (int i = k - 1; i >= 0; i--) {
+        size_t len = strlen(out);
+        snprintf(out + len, GROUPS_LEN - len, "%s%s", i == k - 1 ? "" : "/", tc_topology_node_name(t, chain[i]));
+    }
+    if (k == 0) snprintf(out, GROUPS_LEN, "%s", name);    /* a lone machine */
+}
+
+static int delete_plan(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm; (void)keyval; (void)extra;
+    coll_plan *p = (coll_plan *)attr;
+    if (p->trees)
+        for (int i = 0; i < MAX_TREES * p->n; i++) tc_tree_destroy(p->trees[i]);
+    if (p->comm != MPI_COMM_NULL) PMPI_Comm_free(&p->comm);
+    free(p->trees);
+    free(p->groups);
+    free(p);
+    return MPI_SUCCESS;
+}
+
+static coll_plan *plan_of(MPI_Comm comm)
+{
+    if (c.keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_plan, &c.keyval, NULL);
+    coll_plan *p = NULL;
+    int found = 0;
+    PMPI_Comm_get_attr(comm, c.keyval, &p, &found);
+    if (found) return p;
+    p = (coll_plan *)calloc(1, sizeof *p);
+    p->comm = MPI_COMM_NULL;
+    PMPI_Comm_size(comm, &p->n);
+    char mine[GROUPS_LEN];
+    my_levels(mine);
+    char *all = (char *)malloc((size_t)p->n * GROUPS_LEN);
+    const char **names = (const char **)malloc(sizeof(char *) * (size_t)p->n);
+    PMPI_Allgather(mine, GROUPS_LEN, MPI_CHAR, all, GROUPS_LEN, MPI_CHAR, comm);
+    int known = 1;
+    for (int r = 0; r < p->n; r++) {
+        names[r] = all + (size_t)r * GROUPS_LEN;
+        known = known && names[r][0];
+    }
+    if (known && tc_groups_from_names(names, p->n, '/', &p->levels, &p->groups) == TC_OK) {
+        p->trees = (tc_tree **)calloc((size_t)MAX_TREES * p->n, sizeof(tc_tree *));
+        p->ok = p->trees && PMPI_Comm_dup(comm, &p->comm) == MPI_SUCCESS;
+    }
+    int me;
+    PMPI_Comm_rank(comm, &me);
+    if (tcp_verbose() && me == 0)
+        fprintf(stderr, "topocoll: collectives on a communicator of %d ranks: %s (%d levels; rank 0: %s)\n", p->n,
+                p->ok ? "topology-aware trees" : "native: some rank's levels are unknown", p->levels, names[0]);
+    free(all);
+    free(names);
+    PMPI_Comm_set_attr(comm, c.keyval, p);
+    return p;
+}
+
+/* The context of this call (tree, rank, private communicator, counters),
+ * or 0 for the MPI; *alg is what runs. */
+static int tree_for(int op, MPI_Comm comm, int root, int *alg, tcc_ctx *x)
+{
+    int inter = 0;
+    *alg = NATIVE_ALG;
+    tcp_load_config();
+    if (!c.enabled || comm == MPI_COMM_NULL || c.alg[op] == NATIVE_ALG) return 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter) return 0;
+    coll_plan *p = plan_of(comm);
+    if (!p->ok) return 0;
+    int a = c.alg[op] >= 0 ? c.alg[op] : 2;   /* auto: multilevel */
+    tc_tree **slot = &p->trees[(size_t)a * p->n + root];
+    if (!*slot) {
+        int at = c.two_level_at < 0 || c.two_level_at >= p->levels ? p->levels - 1 : c.two_level_at;
+        if (tc_tree_build(tc_tree_algorithm_name(a), p->n, p->levels, p->groups, root, NULL, at, slot) != TC_OK)
+            tcp_fatal("%s tree: %s", tc_tree_algorithm_name(a), tc_error_message());
+    }
+    *alg = a;
+    *x = (tcc_ctx){*slot, 0, p->comm, p->groups, p->levels, c.sent[op][a]};
+    PMPI_Comm_rank(comm, &x->me);
+    return 1;
+}
+
+static void counted(int op, int alg, MPI_Comm comm)
+{
+    int r = 0;
+    if (comm != MPI_COMM_NULL) PMPI_Comm_rank(comm, &r);
+    if (r == 0) c.calls[op][alg]++;
+}
+
+int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+{
+    int alg;
+    tcc_ctx x;
+    int ours = tree_for(OP_BCAST, comm, root, &alg, &x);
+    counted(OP_BCAST, alg, comm);
+    return ours ? tcc_bcast(&x, buf, count, type) : PMPI_Bcast(buf, count, type, root, comm);
+}
+
+static int commutative(MPI_Op op)
+{
+    int yes = 0;
+    PMPI_Op_commutative(op, &yes);
+    return yes;
+}
+
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm)
+{
+    int alg = NATIVE_ALG;
+    tcc_ctx x;
+    int ours = commutative(op) && tree_for(OP_REDUCE, comm, root, &alg, &x);
+    counted(OP_REDUCE, alg, comm);
+    return ours ? tcc_reduce(&x, sendbuf, recvbuf, count, type, op)
+                : PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    int alg = NATIVE_ALG;
+    tcc_ctx x;
+    int ours = commutative(op) && tree_for(OP_ALLREDUCE, comm, 0, &alg, &x);
+    counted(OP_ALLREDUCE, alg, comm);
+    if (!ours) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+    int rc = tcc_reduce(&x, sendbuf, recvbuf, count, type, op);
+    return rc == MPI_SUCCESS ? tcc_bcast(&x, recvbuf, count, type) : rc;
+}
+
+int MPI_Barrier(MPI_Comm comm)
+{
+    int alg;
+    tcc_ctx x;
+    int ours = tree_for(OP_BARRIER, comm, 0, &alg, &x);
+    counted(OP_BARRIER, alg, comm);
+    return ours ? tcc_barrier(&x) : PMPI_Barrier(comm);
+}
+
+int MPI_Gather(const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf, int rcount, MPI_Datatype rtype,
+               int root, MPI_Comm comm)
+{
+    int alg;
+    tcc_ctx x;
+    int ours = tree_for(OP_GATHER, comm, root, &alg, &x);
+    counted(OP_GATHER, alg, comm);
+    return ours ? tcc_gather(&x, sendbuf, scount, stype, recvbuf, rcount, rtype)
+                : PMPI_Gather(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm);
+}
+
+int MPI_Scatter(const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf, int rcount, MPI_Datatype rtype,
+                int root, MPI_Comm comm)
+{
+    int alg;
+    tcc_ctx x;
+    int ours = tree_for(OP_SCATTER, comm, root, &alg, &x);
+    counted(OP_SCATTER, alg, comm);
+    return ours ? tcc_scatter(&x, sendbuf, scount, stype, recvbuf, rcount, rtype)
+                : PMPI_Scatter(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm);
+}
+
+void tcp_coll_finalize(void)
+{
+    if (c.keyval != MPI_KEYVAL_INVALID) {
+        MPI_Comm predefined[2] = {MPI_COMM_WORLD, MPI_COMM_SELF};
+        for (int i = 0; i < 2; i++) {
+            void *attr;
+            int found = 0;
+            PMPI_Comm_get_attr(predefined[i], c.keyval, &attr, &found);
+            if (found) PMPI_Comm_delete_attr(predefined[i], c.keyval);
+        }
+        PMPI_Comm_free_keyval(&c.keyval);
+    }
+    if (!tcp_stats() || !c.enabled) return;
+    long long sent[NUM_OPS][MAX_TREES][TCC_MAX_LEVELS];
+    PMPI_Reduce(c.sent, sent, NUM_OPS * MAX_TREES * TCC_MAX_LEVELS, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (tcp_world_rank() != 0) return;
+    for (int op = 0; op < NUM_OPS; op++)
+        for (int a = 0; a <= MAX_TREES; a++) {
+            if (!c.calls[op][a]) continue;
+            const char *name = a == NATIVE_ALG ? "native" : tc_tree_algorithm_name(a);
+            fprintf(stderr, "topocoll: %s %s calls=%lld\n", op_name[op], name, c.calls[op][a]);
+            if (a == NATIVE_ALG) continue;
+            int top = TCC_MAX_LEVELS - 1;
+            while (top > 0 && !sent[op][a][top]) top--;
+            fprintf(stderr, "topocoll: %s %s messages", op_name[op], name);
+            for (int l = 0; l <= top; l++) fprintf(stderr, " level%d=%lld", l, sent[op][a][l]);
+            fputc('\n', stderr);
+        }
+}
