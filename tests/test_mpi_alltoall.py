@@ -96,7 +96,7 @@ def test_local_group_given_clusters():
 def test_bad_parameters_stop_with_the_variable():
     for var, value, says in [("TOPOCOLL_SEGMENT_SIZE", "lots", "TOPOCOLL_SEGMENT_SIZE=lots"),
                              ("TOPOCOLL_FANOUT", "0", "TOPOCOLL_FANOUT=0"),
-                             ("TOPOCOLL_CLUSTERS", "a,b", "TOPOCOLL_CLUSTERS names 2 clusters")]:
+                             ("TOPOCOLL_CLUSTERS", "a,b", "TOPOCOLL_CLUSTERS lists 2 clusters")]:
         env = env_for("group-shuffle", 3, LD_PRELOAD=str(pmpi_lib("openmpi")), **{var: value})
         proc = run("openmpi", 3, [program("alltoall_check", "openmpi"), "1"], env)
         assert proc.returncode != 0 and says in proc.stderr, proc.stderr[-1000:]

@@ -104,6 +104,34 @@ static void fatal(const char *fmt, const char *a, const char *b)
     PMPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+/* A variable naming one thing per world rank (a hostlist): expanded, or the
+ * job stops naming the variable. */
+static void per_rank(const char *var, const char *value, const char *what, char **names, size_t *count)
+{
+    int size;
+    char a[96], b[64];
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (tc_hostlist_expand(value, names, count) != TC_OK) fatal("%s: %s", var, tc_error_message());
+    if ((int)*count != size) {
+        snprintf(a, sizeof a, "%s lists %zu %s", var, *count, what);
+        snprintf(b, sizeof b, "%d", size);
+        fatal("%s but MPI_COMM_WORLD has %s ranks (one a rank)", a, b);
+    }
+}
+
+void tcp_delete_cached(int keyval)
+{
+    if (keyval == MPI_KEYVAL_INVALID) return;
+    /* what is cached on the predefined communicators goes before the MPI */
+    MPI_Comm predefined[2] = {MPI_COMM_WORLD, MPI_COMM_SELF};
+    for (int i = 0; i < 2; i++) {
+        void *attr;
+        int found = 0;
+        PMPI_Comm_get_attr(predefined[i], keyval, &attr, &found);
+        if (found) PMPI_Comm_delete_attr(predefined[i], keyval);
+    }
+}
+
 static void load_config(void)
 {
     if (g.loaded) return;
@@ -158,30 +186,9 @@ static void load_config(void)
         g.fanout = (int)strtol(fan, &end, 10);
         if (*end || g.fanout < 1) fatal("TOPOCOLL_FANOUT=%s: expected a whole number >= 1%s", fan, "");
     }
-    if (clusters && *clusters) {
-        int size;
-        PMPI_Comm_size(MPI_COMM_WORLD, &size);
-        if (tc_hostlist_expand(clusters, &g.clusters, &g.clusters_count) != TC_OK)
-            fatal("TOPOCOLL_CLUSTERS: %s%s", tc_error_message(), "");
-        if ((int)g.clusters_count != size) {
-            char a[64], b[64];
-            snprintf(a, sizeof a, "%zu", g.clusters_count);
-            snprintf(b, sizeof b, "%d", size);
-            fatal("TOPOCOLL_CLUSTERS names %s clusters but MPI_COMM_WORLD has %s ranks (one a rank)", a, b);
-        }
-    }
-    if (map && *map) {
-        int size;
-        PMPI_Comm_size(MPI_COMM_WORLD, &size);
-        if (tc_hostlist_expand(map, &g.rank_map, &g.rank_map_count) != TC_OK)
-            fatal("TOPOCOLL_RANK_MAP: %s%s", tc_error_message(), "");
-        if ((int)g.rank_map_count != size) {
-            char a[64], b[64];
-            snprintf(a, sizeof a, "%zu", g.rank_map_count);
-            snprintf(b, sizeof b, "%d", size);
-            fatal("TOPOCOLL_RANK_MAP lists %s machines but MPI_COMM_WORLD has %s ranks", a, b);
-        }
-    }
+    if (clusters && *clusters)
+        per_rank("TOPOCOLL_CLUSTERS", clusters, "clusters", &g.clusters, &g.clusters_count);
+    if (map && *map) per_rank("TOPOCOLL_RANK_MAP", map, "machines", &g.rank_map, &g.rank_map_count);
     g.enabled = 1;
 }
 
@@ -439,16 +446,7 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Finalize(void)
 {
     load_config();   /* every rank takes part in the stats reduction below */
-    if (g.keyval != MPI_KEYVAL_INVALID) {
-        /* plans cached on the predefined communicators go before the MPI */
-        MPI_Comm predefined[2] = {MPI_COMM_WORLD, MPI_COMM_SELF};
-        for (int i = 0; i < 2; i++) {
-            void *attr;
-            int found = 0;
-            PMPI_Comm_get_attr(predefined[i], g.keyval, &attr, &found);
-            if (found) PMPI_Comm_delete_attr(predefined[i], g.keyval);
-        }
-    }
+    tcp_delete_cached(g.keyval);
     tcp_coll_finalize();
     if (g.stats && g.calls) {
         int n = tc_algorithm_count() + 1;

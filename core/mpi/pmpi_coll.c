@@ -84,14 +84,7 @@ static void my_levels(char *out)
     tcp_my_machine(name);
     int rank = tcp_machine_rank(name);
     if (!t || rank < 0) return;
-    int node = tc_topology_machine_node(t, rank), chain[64], k = 0;
-    for (int x = node; x >= 0 && tc_topology_node_parent(t, x) >= 0 && k < 64; x = tc_topology_node_parent(t, x))
-        chain[k++] = x;     /* the machine and the switches below the top */
-    for (int i = k - 1; i >= 0; i--) {
-        size_t len = strlen(out);
-        snprintf(out + len, GROUPS_LEN - len, "%s%s", i == k - 1 ? "" : "/", tc_topology_node_name(t, chain[i]));
-    }
-    if (k == 0) snprintf(out, GROUPS_LEN, "%s", name);    /* a lone machine */
+    if (tc_topology_levels(t, rank, out, GROUPS_LEN) < 0) out[0] = '\0';
 }
 
 static int delete_plan(MPI_Comm comm, int keyval, void *attr, void *extra)
@@ -220,40 +213,37 @@ int MPI_Barrier(MPI_Comm comm)
     return ours ? tcc_barrier(&x) : PMPI_Barrier(comm);
 }
 
-int MPI_Gather(const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf, int rcount, MPI_Datatype rtype,
-               int root, MPI_Comm comm)
+/* Gather and scatter: the same arguments, the same decision. */
+static int rooted_blocks(int op, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf, int rcount,
+                         MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     int alg;
     tcc_ctx x;
-    int ours = tree_for(OP_GATHER, comm, root, &alg, &x);
-    counted(OP_GATHER, alg, comm);
-    return ours ? tcc_gather(&x, sendbuf, scount, stype, recvbuf, rcount, rtype)
-                : PMPI_Gather(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm);
+    int ours = tree_for(op, comm, root, &alg, &x);
+    counted(op, alg, comm);
+    if (op == OP_GATHER)
+        return ours ? tcc_gather(&x, sendbuf, scount, stype, recvbuf, rcount, rtype)
+                    : PMPI_Gather(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm);
+    return ours ? tcc_scatter(&x, sendbuf, scount, stype, recvbuf, rcount, rtype)
+                : PMPI_Scatter(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm);
+}
+
+int MPI_Gather(const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf, int rcount, MPI_Datatype rtype,
+               int root, MPI_Comm comm)
+{
+    return rooted_blocks(OP_GATHER, sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm);
 }
 
 int MPI_Scatter(const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf, int rcount, MPI_Datatype rtype,
                 int root, MPI_Comm comm)
 {
-    int alg;
-    tcc_ctx x;
-    int ours = tree_for(OP_SCATTER, comm, root, &alg, &x);
-    counted(OP_SCATTER, alg, comm);
-    return ours ? tcc_scatter(&x, sendbuf, scount, stype, recvbuf, rcount, rtype)
-                : PMPI_Scatter(sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm);
+    return rooted_blocks(OP_SCATTER, sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm);
 }
 
 void tcp_coll_finalize(void)
 {
-    if (c.keyval != MPI_KEYVAL_INVALID) {
-        MPI_Comm predefined[2] = {MPI_COMM_WORLD, MPI_COMM_SELF};
-        for (int i = 0; i < 2; i++) {
-            void *attr;
-            int found = 0;
-            PMPI_Comm_get_attr(predefined[i], c.keyval, &attr, &found);
-            if (found) PMPI_Comm_delete_attr(predefined[i], c.keyval);
-        }
-        PMPI_Comm_free_keyval(&c.keyval);
-    }
+    tcp_delete_cached(c.keyval);
+    if (c.keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&c.keyval);
     if (!tcp_stats() || !c.enabled) return;
     long long sent[NUM_OPS][MAX_TREES][TCC_MAX_LEVELS];
     PMPI_Reduce(c.sent, sent, NUM_OPS * MAX_TREES * TCC_MAX_LEVELS, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);

@@ -18,6 +18,8 @@ void tcp_my_machine(char *name);
 const tc_topology *tcp_topology(void);
 int tcp_machine_rank(const char *name);
 int tcp_verbose(void);
+/* Delete what keyval caches on MPI_COMM_WORLD and MPI_COMM_SELF. */
+void tcp_delete_cached(int keyval);
 int tcp_stats(void);
 /* Reads the library's configuration once (also calls tcp_coll_config). */
 void tcp_load_config(void);

@@ -131,11 +131,8 @@ tc_status tc_tree_build(const char *algorithm, int n, int levels, const int *gro
     for (int i = 0; algorithm && i < NUM_TREE_ALGORITHMS; i++)
         if (!strcmp(algorithm, tree_algorithms[i].name)) a = i;
     if (a < 0) {
-        char list[256] = "";
-        for (int i = 0; i < NUM_TREE_ALGORITHMS; i++) {
-            if (i) strncat(list, ", ", sizeof list - strlen(list) - 1);
-            strncat(list, tree_algorithms[i].name, sizeof list - strlen(list) - 1);
-        }
+        char list[256];
+        tc_join_names(list, sizeof list, NUM_TREE_ALGORITHMS, tc_tree_algorithm_name);
         TC_FAIL(TC_ERR_ARG, "unknown collective algorithm '%s'; valid: %s", algorithm ? algorithm : "", list);
     }
     if (n < 1 || root < 0 || root >= n) TC_FAIL(TC_ERR_ARG, "tree: root %d for %d ranks", root, n);

@@ -24,6 +24,15 @@ const char *tc_algorithm_summary(int i) { return i >= 0 && i < NUM_ALGORITHMS ? 
 unsigned tc_algorithm_properties(int i) { return i >= 0 && i < NUM_ALGORITHMS ? algorithms[i].props : 0; }
 unsigned tc_algorithm_params(int i) { return i >= 0 && i < NUM_ALGORITHMS ? algorithms[i].params : 0; }
 
+void tc_join_names(char *buf, size_t len, int count, const char *(*name_of)(int))
+{
+    buf[0] = '\0';
+    for (int k = 0; k < count; k++) {
+        if (k) strncat(buf, ", ", len - strlen(buf) - 1);
+        strncat(buf, name_of(k), len - strlen(buf) - 1);
+    }
+}
+
 int tc_algorithm_find(const char *name)
 {
     for (int i = 0; name && i < NUM_ALGORITHMS; i++)
@@ -37,11 +46,8 @@ tc_status tc_alltoall_plan_with_options(const char *name, const tc_topology *top
     static const tc_plan_options defaults = {1, TC_DEFAULT_FANOUT, NULL, 1};
     int i = tc_algorithm_find(name);
     if (i < 0) {
-        char list[512] = "";
-        for (int k = 0; k < NUM_ALGORITHMS; k++) {
-            if (k) strncat(list, ", ", sizeof list - strlen(list) - 1);
-            strncat(list, algorithms[k].name, sizeof list - strlen(list) - 1);
-        }
+        char list[512];
+        tc_join_names(list, sizeof list, NUM_ALGORITHMS, tc_algorithm_name);
         TC_FAIL(TC_ERR_ARG, "unknown all-to-all algorithm '%s'; valid: %s", name ? name : "", list);
     }
     if (!topo || !topo->finalized) TC_FAIL(TC_ERR_ARG, "%s: topology not finalized", algorithms[i].name);

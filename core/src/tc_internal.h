@@ -78,6 +78,9 @@ struct tc_topology {
 };
 
 
+/* Copy t's links whose two ends are kept (keep: a flag a node, NULL: all)
+ * into r by name, then finalize r. */
+tc_status tc_topology_copy_links_finalize(const tc_topology *t, const char *keep, tc_topology *r);
 /* Mark switch `name` as an expanded machine (tc_topology_expand). */
 tc_status tc_topology_mark_host(tc_topology *t, const char *name);
 
@@ -118,6 +121,9 @@ struct tc_schedule {
 tc_status tc_shift_plan(const tc_topology *topo, const char *name, tc_schedule **sched);
 int tc_edge_colour_rounds(int p);
 int tc_edge_colour(int i, int r, int p);
+
+/* "a, b, c": the names of a table (name_of(0..count-1)) for error messages. */
+void tc_join_names(char *buf, size_t len, int count, const char *(*name_of)(int));
 
 /* Generators: one per algorithm file, registered in algorithms.def. */
 #define TC_ALGORITHM(id, name, props, params, summary) \

@@ -211,6 +211,18 @@ int tc_topology_equal(const tc_topology *a, const tc_topology *b)
     return 1;
 }
 
+tc_status tc_topology_copy_links_finalize(const tc_topology *t, const char *keep, tc_topology *r)
+{
+    for (int l = 0; l < t->num_links; l++) {
+        const tc_link_decl *k = &t->links[l];
+        if (keep && !(keep[k->child] && keep[k->parent])) continue;
+        tc_status rc = tc_topology_add_link(r, t->nodes[k->child].name, t->nodes[k->parent].name, k->bandwidth,
+                                            k->latency, k->where);
+        if (rc != TC_OK) return rc;
+    }
+    return tc_topology_finalize(r);
+}
+
 /* ---- restriction to some machines ---- */
 tc_status tc_topology_restrict(const tc_topology *t, const int *ranks, int n, tc_topology **out)
 {
@@ -237,13 +249,7 @@ tc_status tc_topology_restrict(const tc_topology *t, const int *ranks, int n, tc
         keep[node] = 1;
         TC_TRY(rc, done, tc_topology_add_machine(r, t->nodes[node].name, t->nodes[node].slots, t->nodes[node].where));
     }
-    for (int l = 0; l < t->num_links; l++) {
-        const tc_link_decl *k = &t->links[l];
-        if (keep[k->child] && keep[k->parent])
-            TC_TRY(rc, done, tc_topology_add_link(r, t->nodes[k->child].name, t->nodes[k->parent].name, k->bandwidth,
-                                                  k->latency, k->where));
-    }
-    TC_TRY(rc, done, tc_topology_finalize(r));
+    TC_TRY(rc, done, tc_topology_copy_links_finalize(t, keep, r));
     *out = r;
     r = NULL;
 done:

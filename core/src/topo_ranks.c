@@ -52,12 +52,7 @@ tc_status tc_topology_expand(const tc_topology *t, const int *count, tc_topology
             TC_TRY(rc, done, tc_topology_add_link(r, name, n->name, TC_SHM_BANDWIDTH, TC_SHM_LATENCY, n->where));
         }
     }
-    for (int l = 0; l < t->num_links; l++) {
-        const tc_link_decl *k = &t->links[l];
-        TC_TRY(rc, done, tc_topology_add_link(r, t->nodes[k->child].name, t->nodes[k->parent].name, k->bandwidth,
-                                              k->latency, k->where));
-    }
-    TC_TRY(rc, done, tc_topology_finalize(r));
+    TC_TRY(rc, done, tc_topology_copy_links_finalize(t, NULL, r));
     *out = r;
     r = NULL;
 done:
@@ -103,4 +98,18 @@ int tc_topology_clusters(const tc_topology *t, double default_bw, int *cluster_o
     free(uf);
     free(id);
     return n;
+}
+
+int tc_topology_levels(const tc_topology *t, int rank, char *buf, size_t len)
+{
+    int chain[256], k = 0;
+    for (int x = t->machines[rank]; x >= 0 && t->parent[x] >= 0 && k < 256; x = t->parent[x]) chain[k++] = x;
+    if (k == 0) chain[k++] = t->machines[rank];    /* a lone machine */
+    size_t at = 0;
+    for (int i = k - 1; i >= 0; i--) {
+        int n = snprintf(buf + at, len - at, "%s%s", i == k - 1 ? "" : "/", t->nodes[chain[i]].name);
+        if (n < 0 || (size_t)n >= len - at) return -1;
+        at += (size_t)n;
+    }
+    return k;
 }

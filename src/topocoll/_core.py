@@ -155,6 +155,7 @@ _PROTOS = {
     "tc_topology_expand": (I, [P, P, ctypes.POINTER(P)]),
     "tc_topology_machine_host": (I, [P, I]),
     "tc_topology_clusters": (I, [P, D, P]),
+    "tc_topology_levels": (I, [P, I, ctypes.c_char_p, ctypes.c_size_t]),
     "tc_tree_build": (I, [S, I, I, P, I, P, I, ctypes.POINTER(ctypes.POINTER(_Tree))]),
     "tc_tree_destroy": (None, [ctypes.POINTER(_Tree)]),
     "tc_tree_algorithm_count": (I, []),
@@ -410,6 +411,13 @@ class Topology:
         """The host (machine holding it) of each rank."""
         L = lib()
         return [self.node_name(L.tc_topology_machine_host(self._h, r)) for r in range(self.num_machines)]
+
+    def levels(self, rank: int) -> str:
+        """Machine rank's level names for the collectives, "site/machine"."""
+        buf = ctypes.create_string_buffer(4096)
+        if lib().tc_topology_levels(self._h, rank, buf, len(buf)) < 0:
+            raise TopocollError("limit", "level names longer than 4096 bytes")
+        return buf.value.decode()
 
     def clusters(self, default_bandwidth: float = 1e8) -> list[int]:
         """Cluster of each rank: the parts left when the bottleneck links are cut."""

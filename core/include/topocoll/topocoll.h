@@ -370,6 +370,11 @@ const char *tc_tree_algorithm_name(int index);
  * separated by sep): *levels = the most components any rank has (shorter
  * vectors repeat their last name, so such a rank is a group of its own
  * below); groups holds n * levels ints, caller frees.  An empty name fails. */
+/* The level names of machine `rank` in a topology: the switches below the
+ * top switch down to it, then the machine, separated by '/' ("site/machine");
+ * a machine on the top switch has one level.  Returns the number of levels,
+ * -1 when buf (len bytes) is too small. */
+int tc_topology_levels(const tc_topology *topo, int rank, char *buf, size_t len);
 tc_status tc_groups_from_names(const char *const *names, int n, char sep, int *levels, int **groups);
 
 #ifdef __cplusplus

@@ -100,17 +100,8 @@ def layout(topo, ranks_per_machine: int | None):
 
 
 def levels_of(topo) -> int:
-    """Levels of the collectives' group vectors from a topology: the switches
-    below the top one, then the machine (as the PMPI library reads them)."""
-    deepest = 1
-    parent = {l["child"]: l["parent"] for l in topo.links()}
-    for m in topo.machines:
-        depth, x = 0, m
-        while x in parent:
-            x = parent[x]
-            depth += 1
-        deepest = max(deepest, depth)
-    return deepest
+    """Levels of the collectives' group vectors (as the PMPI library reads them)."""
+    return max(len(topo.levels(r).split("/")) for r in range(topo.num_machines))
 
 
 def parameter_env(args) -> dict:
