@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from topocoll import TopocollError
-from topocoll._core import collective_tree, group_vectors, tree_algorithms
+from topocoll._core import choose_shape, collective_tree, group_vectors, tree_algorithms
 
 from .mpi_util import pmpi_lib, program, run
 
@@ -127,3 +127,46 @@ def test_levels_from_the_topology():
     assert [grid.levels(r) for r in range(3)] == ["sdsc/sdsc-sp", "anl/anl-sp", "anl/anl-o2k"]
     assert Topology.synthetic("3").levels(1) == "n1"
     assert Topology.synthetic("chain:1,1").levels(1) == "s1/n1"
+
+
+def test_shape_model():
+    """Bar-Noy and Kipnis, as the paper cites them: high latency, small
+    messages -> flat; low latency or large messages -> binomial."""
+    assert choose_shape(8, 30e-3, 20e6, 1024) == "flat"          # WAN, 1 KB: 7 copies cost less than 3 rounds
+    assert choose_shape(8, 30e-3, 20e6, 1 << 20) == "binomial"   # WAN, 1 MB: copies dominate
+    assert choose_shape(8, 1e-6, 1e10, 1024) == "binomial"       # shared memory
+    assert choose_shape(2, 30e-3, 20e6, 1024) == "default"
+
+
+FOUR_SITES = """topocoll: 1
+bandwidth: 100Mbit
+latency: 500us
+switches:
+  - {name: wan, switches: [a, b, c, d]}
+  - {name: a, machines: "a[0-1]", uplink: {bandwidth: 20Mbit, latency: 15ms}}
+  - {name: b, machines: "b[0-1]", uplink: {bandwidth: 20Mbit, latency: 15ms}}
+  - {name: c, machines: "c[0-1]", uplink: {bandwidth: 20Mbit, latency: 15ms}}
+  - {name: d, machines: "d[0-1]", uplink: {bandwidth: 20Mbit, latency: 15ms}}
+"""
+
+
+@pytest.mark.parametrize("shapes", ["", "binomial,flat", "flat,flat,flat"])
+def test_shapes_by_model_and_by_variable(tmp_path, shapes):
+    """Four sites: the model picks per message size (every element still
+    right); TOPOCOLL_TREE_SHAPES overrides it level by level."""
+    topo = tmp_path / "four.yaml"
+    topo.write_text(FOUR_SITES)
+    env = {"LD_PRELOAD": str(pmpi_lib("openmpi")), "TOPOCOLL_TOPOLOGY": str(topo), "TOPOCOLL_STATS": "1",
+           "TOPOCOLL_RANK_MAP": "a0,b0,c0,d0,a1,b1,c1,d1", "TOPOCOLL_TREE_SHAPES": shapes}
+    proc = run("openmpi", 8, [program("coll_check", "openmpi")], env)
+    assert proc.returncode == 0 and "errors=0" in proc.stdout, proc.stderr[-2000:]
+    levels = re.search(r"topocoll: bcast multilevel messages level0=(\d+) level1=(\d+)", proc.stderr)
+    calls = int(re.search(r"topocoll: bcast multilevel calls=(\d+)", proc.stderr).group(1))
+    # one message into each of the 3 other sites, one to the other machine of each site, whatever the shape
+    assert int(levels.group(1)) == 3 * calls and int(levels.group(2)) == 4 * calls
+
+
+def test_bad_shapes_stop_the_job():
+    env = {"LD_PRELOAD": str(pmpi_lib("openmpi")), "TOPOCOLL_TOPOLOGY": "chain:2,2", "TOPOCOLL_TREE_SHAPES": "star"}
+    proc = run("openmpi", 2, [program("coll_check", "openmpi")], env)
+    assert proc.returncode != 0 and "TOPOCOLL_TREE_SHAPES=star" in proc.stderr

@@ -13,6 +13,10 @@
  * Per operation, TOPOCOLL_<OP> = multilevel | two-level | binomial | native |
  * auto (the default: multilevel when levels are known); two-level clusters at
  * TOPOCOLL_TWO_LEVEL_AT (a level number, 0 = top; default the last: machines).
+ * Shapes per level: TOPOCOLL_TREE_SHAPES (flat, binomial or auto per level,
+ * top first); auto: when the levels come from a topology that gives the links,
+ * the cheaper of flat and binomial for the call's message size
+ * (tc_tree_choose_shape), else the paper's (flat at the top, binomial below).
  * Non-commutative reductions go to the MPI: the tree does not keep rank order.
  */
 #define TCX(fn) PMPI_##fn
@@ -36,6 +40,8 @@ static struct {
     int alg[NUM_OPS];          /* tree algorithm index, -1: auto, NATIVE_ALG: native */
     int two_level_at;          /* -1: the last level */
     const char *groups;        /* TOPOCOLL_GROUPS */
+    tc_tree_shape shapes[TCC_MAX_LEVELS];   /* TOPOCOLL_TREE_SHAPES, top level first */
+    int nshapes;
     int keyval;
     long long calls[NUM_OPS][MAX_TREES + 1];
     long long sent[NUM_OPS][MAX_TREES][TCC_MAX_LEVELS];
@@ -46,7 +52,17 @@ typedef struct coll_plan {
     int *groups;               /* n * levels */
     MPI_Comm comm;             /* private duplicate */
     tc_tree **trees;           /* MAX_TREES * n, by algorithm and root */
+    int *tree_shapes;          /* the shapes each cached tree was built with (a code) */
+    /* per level, when the topology gives the links: the path between two
+     * groups of the level, and the most groups under one group above */
+    int modelled;
+    double lat[TCC_MAX_LEVELS], bw[TCC_MAX_LEVELS];
+    int kmax[TCC_MAX_LEVELS];
 } coll_plan;
+
+/* Model-free defaults: the paper's (flat at the top, binomial below). */
+#define DEFAULT_BANDWIDTH 1e8
+#define DEFAULT_LATENCY 50e-6
 
 void tcp_coll_config(void)
 {
@@ -64,6 +80,19 @@ void tcp_coll_config(void)
             if (!strcmp(v, tc_tree_algorithm_name(i))) c.alg[op] = i;
         if (c.alg[op] < 0) tcp_fatal("%s is not a collective algorithm; valid: multilevel, two-level, binomial, "
                                      "native, auto (%s)", op_env[op], v);
+    }
+    const char *shapes = getenv("TOPOCOLL_TREE_SHAPES");
+    c.nshapes = 0;
+    for (const char *q = shapes; q && *q && c.nshapes < TCC_MAX_LEVELS;) {
+        size_t len = strcspn(q, ",");
+        tc_tree_shape sh = !strncmp(q, "flat", len) && len == 4        ? TC_SHAPE_FLAT
+                           : !strncmp(q, "binomial", len) && len == 8  ? TC_SHAPE_BINOMIAL
+                           : !strncmp(q, "auto", len) && len == 4      ? TC_SHAPE_DEFAULT
+                                                                      : (tc_tree_shape)-1;
+        if ((int)sh < 0) tcp_fatal("TOPOCOLL_TREE_SHAPES=%s: expected flat, binomial or auto per level, top first%s",
+                                   shapes, "");
+        c.shapes[c.nshapes++] = sh;
+        q += len + (q[len] == ',');
     }
     const char *at = getenv("TOPOCOLL_TWO_LEVEL_AT");
     c.two_level_at = -1;
@@ -95,9 +124,59 @@ static int delete_plan(MPI_Comm comm, int keyval, void *attr, void *extra)
         for (int i = 0; i < MAX_TREES * p->n; i++) tc_tree_destroy(p->trees[i]);
     if (p->comm != MPI_COMM_NULL) PMPI_Comm_free(&p->comm);
     free(p->trees);
+    free(p->tree_shapes);
     free(p->groups);
     free(p);
     return MPI_SUCCESS;
+}
+
+/* Per level, from the topology: the path between two ranks whose groups
+ * first differ there (their machines are the last level names), and the
+ * most groups of the level under one group above. */
+static void model_levels(coll_plan *p, const char *const *names)
+{
+    const tc_topology *t = tcp_topology();
+    int L = p->levels;
+    p->modelled = t != NULL;
+    for (int l = 0; l < L && p->modelled; l++) {
+        int a = -1, b = -1;
+        for (int r = 0; r < p->n && a < 0; r++)
+            for (int q = r + 1; q < p->n && a < 0; q++) {
+                int d = 0;
+                while (d < L && p->groups[(size_t)r * L + d] == p->groups[(size_t)q * L + d]) d++;
+                if (d == l) { a = r; b = q; }
+            }
+        p->kmax[l] = 0;
+        for (int r = 0; r < p->n; r++) {   /* groups at l under r's group above (r: a group's first rank) */
+            int k = 0;
+            for (int q = 0; q < p->n; q++) {
+                int same_above = 1;
+                for (int d = 0; d < l && same_above; d++) same_above = p->groups[(size_t)q * L + d] == p->groups[(size_t)r * L + d];
+                if (same_above && p->groups[(size_t)q * L + l] == q) k++;
+            }
+            if (k > p->kmax[l]) p->kmax[l] = k;
+        }
+        if (a < 0) { p->lat[l] = 0; p->bw[l] = 0; continue; }   /* one group: nothing to send */
+        const char *ma = strrchr(names[a], '/'), *mb = strrchr(names[b], '/');
+        int ra = tcp_machine_rank(ma ? ma + 1 : names[a]), rb = tcp_machine_rank(mb ? mb + 1 : names[b]);
+        if (ra < 0 || rb < 0) { p->modelled = 0; break; }
+        tc_topology_path_cost(t, ra, rb, DEFAULT_BANDWIDTH, DEFAULT_LATENCY, &p->lat[l], &p->bw[l]);
+    }
+}
+
+/* The shapes for a call moving `bytes` (< 0: no size, the defaults): each
+ * level's from TOPOCOLL_TREE_SHAPES, else from the model when the topology
+ * gives the links, else the paper's.  Returns them as a code for caching. */
+static int shapes_for(const coll_plan *p, double bytes, tc_tree_shape *shapes)
+{
+    int code = 0;
+    for (int l = 0; l <= p->levels; l++) {
+        shapes[l] = l < c.nshapes ? c.shapes[l] : TC_SHAPE_DEFAULT;
+        if (shapes[l] == TC_SHAPE_DEFAULT && p->modelled && bytes >= 0 && l < p->levels)
+            shapes[l] = tc_tree_choose_shape(p->kmax[l], p->lat[l], p->bw[l], bytes);
+        code |= (int)shapes[l] << (2 * l);
+    }
+    return code;
 }
 
 static coll_plan *plan_of(MPI_Comm comm)
@@ -122,7 +201,10 @@ static coll_plan *plan_of(MPI_Comm comm)
     }
     if (known && tc_groups_from_names(names, p->n, '/', &p->levels, &p->groups) == TC_OK) {
         p->trees = (tc_tree **)calloc((size_t)MAX_TREES * p->n, sizeof(tc_tree *));
-        p->ok = p->trees && PMPI_Comm_dup(comm, &p->comm) == MPI_SUCCESS;
+        p->tree_shapes = (int *)calloc((size_t)MAX_TREES * p->n, sizeof(int));
+        p->ok = p->trees && p->tree_shapes && p->levels < TCC_MAX_LEVELS &&
+                PMPI_Comm_dup(comm, &p->comm) == MPI_SUCCESS;
+        if (p->ok && !c.groups) model_levels(p, names);
     }
     int me;
     PMPI_Comm_rank(comm, &me);
@@ -137,7 +219,7 @@ static coll_plan *plan_of(MPI_Comm comm)
 
 /* The context of this call (tree, rank, private communicator, counters),
  * or 0 for the MPI; *alg is what runs. */
-static int tree_for(int op, MPI_Comm comm, int root, int *alg, tcc_ctx *x)
+static int tree_for(int op, MPI_Comm comm, int root, double bytes, int *alg, tcc_ctx *x)
 {
     int inter = 0;
     *alg = NATIVE_ALG;
@@ -149,10 +231,17 @@ static int tree_for(int op, MPI_Comm comm, int root, int *alg, tcc_ctx *x)
     if (!p->ok) return 0;
     int a = c.alg[op] >= 0 ? c.alg[op] : 2;   /* auto: multilevel */
     tc_tree **slot = &p->trees[(size_t)a * p->n + root];
+    tc_tree_shape shapes[TCC_MAX_LEVELS + 1];
+    int code = shapes_for(p, bytes, shapes);
+    if (*slot && p->tree_shapes[(size_t)a * p->n + root] != code) {
+        tc_tree_destroy(*slot);
+        *slot = NULL;
+    }
     if (!*slot) {
         int at = c.two_level_at < 0 || c.two_level_at >= p->levels ? p->levels - 1 : c.two_level_at;
-        if (tc_tree_build(tc_tree_algorithm_name(a), p->n, p->levels, p->groups, root, NULL, at, slot) != TC_OK)
+        if (tc_tree_build(tc_tree_algorithm_name(a), p->n, p->levels, p->groups, root, shapes, at, slot) != TC_OK)
             tcp_fatal("%s tree: %s", tc_tree_algorithm_name(a), tc_error_message());
+        p->tree_shapes[(size_t)a * p->n + root] = code;
     }
     *alg = a;
     *x = (tcc_ctx){*slot, 0, p->comm, p->groups, p->levels, c.sent[op][a]};
@@ -167,11 +256,18 @@ static void counted(int op, int alg, MPI_Comm comm)
     if (r == 0) c.calls[op][alg]++;
 }
 
+static double bytes_of(int count, MPI_Datatype type)
+{
+    int size = 0;
+    PMPI_Type_size(type, &size);
+    return (double)size * count;
+}
+
 int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
     int alg;
     tcc_ctx x;
-    int ours = tree_for(OP_BCAST, comm, root, &alg, &x);
+    int ours = tree_for(OP_BCAST, comm, root, bytes_of(count, type), &alg, &x);
     counted(OP_BCAST, alg, comm);
     return ours ? tcc_bcast(&x, buf, count, type) : PMPI_Bcast(buf, count, type, root, comm);
 }
@@ -187,7 +283,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
 {
     int alg = NATIVE_ALG;
     tcc_ctx x;
-    int ours = commutative(op) && tree_for(OP_REDUCE, comm, root, &alg, &x);
+    int ours = commutative(op) && tree_for(OP_REDUCE, comm, root, bytes_of(count, type), &alg, &x);
     counted(OP_REDUCE, alg, comm);
     return ours ? tcc_reduce(&x, sendbuf, recvbuf, count, type, op)
                 : PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
@@ -197,7 +293,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype ty
 {
     int alg = NATIVE_ALG;
     tcc_ctx x;
-    int ours = commutative(op) && tree_for(OP_ALLREDUCE, comm, 0, &alg, &x);
+    int ours = commutative(op) && tree_for(OP_ALLREDUCE, comm, 0, bytes_of(count, type), &alg, &x);
     counted(OP_ALLREDUCE, alg, comm);
     if (!ours) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
     int rc = tcc_reduce(&x, sendbuf, recvbuf, count, type, op);
@@ -208,7 +304,7 @@ int MPI_Barrier(MPI_Comm comm)
 {
     int alg;
     tcc_ctx x;
-    int ours = tree_for(OP_BARRIER, comm, 0, &alg, &x);
+    int ours = tree_for(OP_BARRIER, comm, 0, 0, &alg, &x);
     counted(OP_BARRIER, alg, comm);
     return ours ? tcc_barrier(&x) : PMPI_Barrier(comm);
 }
@@ -219,7 +315,7 @@ static int rooted_blocks(int op, const void *sendbuf, int scount, MPI_Datatype s
 {
     int alg;
     tcc_ctx x;
-    int ours = tree_for(op, comm, root, &alg, &x);
+    int ours = tree_for(op, comm, root, -1, &alg, &x);
     counted(op, alg, comm);
     if (op == OP_GATHER)
         return ours ? tcc_gather(&x, sendbuf, scount, stype, recvbuf, rcount, rtype)
@@ -245,14 +341,16 @@ void tcp_coll_finalize(void)
     tcp_delete_cached(c.keyval);
     if (c.keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&c.keyval);
     if (!tcp_stats() || !c.enabled) return;
-    long long sent[NUM_OPS][MAX_TREES][TCC_MAX_LEVELS];
+    /* calls: counted by each communicator's rank 0, summed here like the messages */
+    long long sent[NUM_OPS][MAX_TREES][TCC_MAX_LEVELS], calls[NUM_OPS][MAX_TREES + 1];
     PMPI_Reduce(c.sent, sent, NUM_OPS * MAX_TREES * TCC_MAX_LEVELS, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    PMPI_Reduce(c.calls, calls, NUM_OPS * (MAX_TREES + 1), MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (tcp_world_rank() != 0) return;
     for (int op = 0; op < NUM_OPS; op++)
         for (int a = 0; a <= MAX_TREES; a++) {
-            if (!c.calls[op][a]) continue;
+            if (!calls[op][a]) continue;
             const char *name = a == NATIVE_ALG ? "native" : tc_tree_algorithm_name(a);
-            fprintf(stderr, "topocoll: %s %s calls=%lld\n", op_name[op], name, c.calls[op][a]);
+            fprintf(stderr, "topocoll: %s %s calls=%lld\n", op_name[op], name, calls[op][a]);
             if (a == NATIVE_ALG) continue;
             int top = TCC_MAX_LEVELS - 1;
             while (top > 0 && !sent[op][a][top]) top--;

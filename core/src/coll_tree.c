@@ -250,3 +250,12 @@ tc_status tc_groups_from_names(const char *const *names, int n, char sep, int *l
     *groups = g;
     return TC_OK;
 }
+
+tc_tree_shape tc_tree_choose_shape(int k, double latency, double bandwidth, double bytes)
+{
+    if (k <= 2 || bandwidth <= 0) return TC_SHAPE_DEFAULT;
+    double send = bytes * 8 / bandwidth, rounds = 0;
+    for (int reach = 1; reach < k; reach *= 2) rounds++;
+    double flat = latency + (k - 1) * send, binomial = rounds * (latency + send);
+    return flat <= binomial ? TC_SHAPE_FLAT : TC_SHAPE_BINOMIAL;
+}

@@ -113,3 +113,18 @@ int tc_topology_levels(const tc_topology *t, int rank, char *buf, size_t len)
     }
     return k;
 }
+
+void tc_topology_path_cost(const tc_topology *t, int a, int b, double default_bw, double default_lat, double *lat,
+                           double *bw)
+{
+    int32_t edges[512];
+    int n = 2 * t->height <= 512 ? tc_topology_path(t, a, b, edges) : 0;
+    *lat = 0;
+    *bw = 0;
+    for (int k = 0; k < n; k++) {
+        const tc_link_decl *l = &t->links[edges[k] / 2];
+        double x = l->bandwidth > 0 ? l->bandwidth : default_bw;
+        *lat += l->latency > 0 ? l->latency : default_lat;
+        if (*bw == 0 || x < *bw) *bw = x;
+    }
+}

@@ -156,6 +156,7 @@ _PROTOS = {
     "tc_topology_machine_host": (I, [P, I]),
     "tc_topology_clusters": (I, [P, D, P]),
     "tc_topology_levels": (I, [P, I, ctypes.c_char_p, ctypes.c_size_t]),
+    "tc_tree_choose_shape": (I, [I, D, D, D]),
     "tc_tree_build": (I, [S, I, I, P, I, P, I, ctypes.POINTER(ctypes.POINTER(_Tree))]),
     "tc_tree_destroy": (None, [ctypes.POINTER(_Tree)]),
     "tc_tree_algorithm_count": (I, []),
@@ -653,3 +654,9 @@ def collective_tree(algorithm: str, names: list[str], root: int, cluster_level: 
 
     return {"levels": L, "parent": parent, "children": children, "order": order,
             "message_level": [level(parent[r], r) if parent[r] >= 0 else -1 for r in range(n)]}
+
+
+def choose_shape(k: int, latency: float, bandwidth: float, nbytes: float) -> str:
+    """The tree shape the model picks for k groups at a level: "flat",
+    "binomial" or "default" (k <= 2: both are one message)."""
+    return {0: "default", 1: "flat", 2: "binomial"}[lib().tc_tree_choose_shape(k, latency, bandwidth, nbytes)]

@@ -364,6 +364,17 @@ typedef struct tc_tree {
 tc_status tc_tree_build(const char *algorithm, int n, int levels, const int *groups, int root,
                         const tc_tree_shape *shapes, int cluster_level, tc_tree **tree);
 void tc_tree_destroy(tc_tree *tree);
+/* The shape for a broadcast among k groups joined by links of the given
+ * latency (s) and bandwidth (bit/s), for messages of `bytes` (Bar-Noy and
+ * Kipnis' argument, as the paper cites it): flat costs latency + (k-1)
+ * bytes/bandwidth (the sender's link sends k-1 copies), binomial
+ * ceil(log2 k) (latency + bytes/bandwidth); the cheaper, TC_SHAPE_DEFAULT
+ * when k <= 2 (both are one message). */
+tc_tree_shape tc_tree_choose_shape(int k, double latency, double bandwidth, double bytes);
+/* Latency (sum) and bandwidth (the narrowest) of the path between machines
+ * a and b, with the defaults where the topology gives none. */
+void tc_topology_path_cost(const tc_topology *topo, int a, int b, double default_bandwidth,
+                           double default_latency, double *latency, double *bandwidth);
 int tc_tree_algorithm_count(void);
 const char *tc_tree_algorithm_name(int index);
 /* Group vectors from names "site/lan/machine" (one string per rank, levels
