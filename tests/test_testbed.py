@@ -102,3 +102,15 @@ def test_every_algorithm_in_the_testbed_bench(capsys, tmp_path):
     rows = list(csv.DictReader(csv_path.open()))
     assert {r["ranks"] for r in rows} == {"8"} and len(rows) == 2
     assert namespaces() == []
+
+
+def test_bcast_bench_on_the_testbed(capsys):
+    """The rooted collectives on real TCP: every byte of every broadcast
+    checked, fewer messages between switches for multilevel than binomial."""
+    main(["testbed", "down"])
+    assert main(["bench", "star:2,2", "--backend", "testbed", "--collective", "bcast", "--ranks-per-machine", "2",
+                 "--algorithms", "multilevel,binomial", "--sizes", "4K", "--repetitions", "1", "--quiet"]) == 0
+    rows = {l.split()[0]: l.split() for l in capsys.readouterr().out.splitlines() if "L0=" in l}
+    top = {alg: float(r[-3].split("=")[1]) for alg, r in rows.items()}
+    assert top["multilevel"] == 2 and top["binomial"] > top["multilevel"]
+    assert namespaces() == []
