@@ -141,19 +141,13 @@ static void model_levels(coll_plan *p, const char *const *names)
     for (int l = 0; l < L && p->modelled; l++) {
         int a = -1, b = -1;
         for (int r = 0; r < p->n && a < 0; r++)
-            for (int q = r + 1; q < p->n && a < 0; q++) {
-                int d = 0;
-                while (d < L && p->groups[(size_t)r * L + d] == p->groups[(size_t)q * L + d]) d++;
-                if (d == l) { a = r; b = q; }
-            }
+            for (int q = r + 1; q < p->n && a < 0; q++)
+                if (tc_groups_split_level(p->groups, L, r, q) == l) { a = r; b = q; }
         p->kmax[l] = 0;
         for (int r = 0; r < p->n; r++) {   /* groups at l under r's group above (r: a group's first rank) */
             int k = 0;
-            for (int q = 0; q < p->n; q++) {
-                int same_above = 1;
-                for (int d = 0; d < l && same_above; d++) same_above = p->groups[(size_t)q * L + d] == p->groups[(size_t)r * L + d];
-                if (same_above && p->groups[(size_t)q * L + l] == q) k++;
-            }
+            for (int q = 0; q < p->n; q++)
+                if (tc_groups_split_level(p->groups, L, r, q) >= l && p->groups[(size_t)q * L + l] == q) k++;
             if (k > p->kmax[l]) p->kmax[l] = k;
         }
         if (a < 0) { p->lat[l] = 0; p->bw[l] = 0; continue; }   /* one group: nothing to send */

@@ -60,8 +60,7 @@ static int tcc_waitall(int n, MPI_Request *req)
 static void tcc_count(const tcc_ctx *x, int to)
 {
     if (!x->sent) return;
-    int l = 0;
-    while (l < x->levels && x->groups[(size_t)x->me * x->levels + l] == x->groups[(size_t)to * x->levels + l]) l++;
+    int l = tc_groups_split_level(x->groups, x->levels, x->me, to);
     x->sent[l < TCC_MAX_LEVELS ? l : TCC_MAX_LEVELS - 1]++;
 }
 

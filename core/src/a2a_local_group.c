@@ -29,7 +29,7 @@
 
 #include <stdlib.h>
 
-typedef struct lg { int p, K; int *cl, *begin, *member, *pos; } lg;
+typedef struct lg { int K; int *cl, *begin, *member, *pos; } lg;
 
 /* The agent holding block (x, y) of different clusters before it crosses. */
 static int agent_of(const lg *g, int x, int y)
@@ -45,7 +45,7 @@ tc_status tc_a2a_local_group(const tc_topology *topo, const tc_plan_options *opt
 {
     tc_status rc = TC_OK;
     int p = tc_topology_num_machines(topo), n = p ? p : 1;
-    lg g = {p, 0, tc_xmalloc(sizeof(int) * (size_t)n), tc_xcalloc((size_t)n + 2, sizeof(int)),
+    lg g = {0, tc_xmalloc(sizeof(int) * (size_t)n), tc_xcalloc((size_t)n + 2, sizeof(int)),
             tc_xmalloc(sizeof(int) * (size_t)n), tc_xmalloc(sizeof(int) * (size_t)n)};
     int *ids = tc_xmalloc(sizeof(int) * (size_t)n), *map = tc_xmalloc(sizeof(int) * (size_t)n);
     int32_t *pairs = tc_xmalloc(sizeof(int32_t) * 2 * (size_t)n);

@@ -36,7 +36,6 @@ typedef struct builder {
     const int *col;         /* groups of the levels looked at: col[r * L + l] */
     const tc_tree_shape *shape;
     int *nkids;             /* children added so far, per rank */
-    int *scratch;           /* n ints */
 } builder;
 
 static void add_edge(builder *b, int from, int to, int level)
@@ -141,7 +140,7 @@ tc_status tc_tree_build(const char *algorithm, int n, int levels, const int *gro
         TC_FAIL(TC_ERR_ARG, "two-level: cluster level %d, but the group vectors have %d levels (0..%d)", cluster_level,
                 levels, levels - 1);
     tc_tree *t = tc_xcalloc(1, sizeof *t);
-    builder b = {t, 0, NULL, shapes, NULL, NULL};
+    builder b = {t, 0, NULL, shapes, NULL};
     int *col = NULL, *members = NULL;
     if (!t) TC_FAIL(TC_ERR_NOMEM, "tree: out of memory");
     t->n = n;
@@ -214,38 +213,53 @@ fail:
     return rc;
 }
 
+int tc_groups_split_level(const int *groups, int levels, int a, int b)
+{
+    int l = 0;
+    while (l < levels && groups[(size_t)a * levels + l] == groups[(size_t)b * levels + l]) l++;
+    return l;
+}
+
 tc_status tc_groups_from_names(const char *const *names, int n, char sep, int *levels, int **groups)
 {
     int L = 1;
     for (int r = 0; r < n; r++) {
         if (!names[r] || !*names[r]) TC_FAIL(TC_ERR_ARG, "groups: rank %d has no group names", r);
-        int c = 1;
-        for (const char *p = names[r]; *p; p++) c += *p == sep;
-        if (c > L) L = c;
+        int k = 1;
+        for (const char *p = names[r]; *p; p++) k += *p == sep;
+        if (k > L) L = k;
     }
+    /* component l of rank r: its l-th name, or its last name repeated (padded,
+     * so it matches no real component) */
+    typedef struct { const char *s; size_t len; bool pad; } comp;
+    comp *c = tc_xmalloc(sizeof(comp) * (size_t)n * (size_t)L + 1);
     int *g = tc_xmalloc(sizeof(int) * (size_t)n * (size_t)L + 1);
-    if (!g) TC_FAIL(TC_ERR_NOMEM, "groups: out of memory");
-    /* the prefix up to level l of rank r (its last name repeated when short):
-     * id = the first rank with the same prefix */
+    if (!c || !g) { free(c); free(g); TC_FAIL(TC_ERR_NOMEM, "groups: out of memory"); }
+    for (int r = 0; r < n; r++) {
+        const char *p = names[r];
+        for (int l = 0; l < L; l++) {
+            size_t len = strcspn(p, (char[]){sep, 0});
+            c[(size_t)r * L + l] = (comp){p, len, false};
+            if (p[len] == sep) { p += len + 1; continue; }
+            for (int x = l + 1; x < L; x++) c[(size_t)r * L + x] = (comp){p, len, true};
+            break;
+        }
+    }
+    /* id of a group = the first rank with the same components up to its level */
     for (int l = 0; l < L; l++)
         for (int r = 0; r < n; r++) {
+            const comp *x = &c[(size_t)r * L + l];
             g[(size_t)r * L + l] = r;
             for (int q = 0; q < r; q++) {
-                if (l > 0 && g[(size_t)q * L + l - 1] != g[(size_t)r * L + l - 1]) continue;
-                /* compare component l of q and r */
-                const char *a = names[q], *b = names[r];
-                int ka = 0, kb = 0;
-                const char *sa = a, *sb = b, *pa, *pb;
-                for (pa = a; *pa; pa++) if (*pa == sep) ka++;
-                for (pb = b; *pb; pb++) if (*pb == sep) kb++;
-                int la = l < ka ? l : ka, lb = l < kb ? l : kb;
-                for (int x = 0; x < la; x++) sa = strchr(sa, sep) + 1;
-                for (int x = 0; x < lb; x++) sb = strchr(sb, sep) + 1;
-                size_t na = strcspn(sa, (char[]){sep, 0}), nb = strcspn(sb, (char[]){sep, 0});
-                /* a short vector's repeated name differs from a real component */
-                if (na == nb && !strncmp(sa, sb, na) && (l <= ka) == (l <= kb)) { g[(size_t)r * L + l] = g[(size_t)q * L + l]; break; }
+                const comp *y = &c[(size_t)q * L + l];
+                if ((l == 0 || g[(size_t)q * L + l - 1] == g[(size_t)r * L + l - 1]) && x->len == y->len &&
+                    x->pad == y->pad && !strncmp(x->s, y->s, x->len)) {
+                    g[(size_t)r * L + l] = g[(size_t)q * L + l];
+                    break;
+                }
             }
         }
+    free(c);
     *levels = L;
     *groups = g;
     return TC_OK;

@@ -157,6 +157,7 @@ _PROTOS = {
     "tc_topology_clusters": (I, [P, D, P]),
     "tc_topology_levels": (I, [P, I, ctypes.c_char_p, ctypes.c_size_t]),
     "tc_tree_choose_shape": (I, [I, D, D, D]),
+    "tc_groups_split_level": (I, [P, I, I, I]),
     "tc_tree_build": (I, [S, I, I, P, I, P, I, ctypes.POINTER(ctypes.POINTER(_Tree))]),
     "tc_tree_destroy": (None, [ctypes.POINTER(_Tree)]),
     "tc_tree_algorithm_count": (I, []),
@@ -634,7 +635,7 @@ def collective_tree(algorithm: str, names: list[str], root: int, cluster_level: 
     bottom group), and the depth-first order.  cluster_level -1: the last."""
     L, vec = group_vectors(names)
     n = len(names)
-    flat = (ctypes.c_int * (n * L))(*[g for v in vec for g in v])
+    flat = (ctypes.c_int * max(1, n * L))(*[g for v in vec for g in v])
     t = ctypes.POINTER(_Tree)()
     at = L - 1 if cluster_level < 0 else cluster_level
     _check(lib().tc_tree_build(algorithm.encode(), n, L, flat, root, None, at, ctypes.byref(t)))
@@ -646,14 +647,9 @@ def collective_tree(algorithm: str, names: list[str], root: int, cluster_level: 
     finally:
         lib().tc_tree_destroy(t)
 
-    def level(a: int, b: int) -> int:
-        lv = 0
-        while lv < L and vec[a][lv] == vec[b][lv]:
-            lv += 1
-        return lv
-
+    split = lib().tc_groups_split_level
     return {"levels": L, "parent": parent, "children": children, "order": order,
-            "message_level": [level(parent[r], r) if parent[r] >= 0 else -1 for r in range(n)]}
+            "message_level": [split(flat, L, parent[r], r) if parent[r] >= 0 else -1 for r in range(n)]}
 
 
 def choose_shape(k: int, latency: float, bandwidth: float, nbytes: float) -> str:

@@ -386,6 +386,9 @@ const char *tc_tree_algorithm_name(int index);
  * a machine on the top switch has one level.  Returns the number of levels,
  * -1 when buf (len bytes) is too small. */
 int tc_topology_levels(const tc_topology *topo, int rank, char *buf, size_t len);
+/* The level at which ranks a and b part: the first level where their group
+ * ids differ, `levels` when they share every group (one bottom group). */
+int tc_groups_split_level(const int *groups, int levels, int a, int b);
 tc_status tc_groups_from_names(const char *const *names, int n, char sep, int *levels, int **groups);
 
 #ifdef __cplusplus
