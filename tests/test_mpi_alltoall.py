@@ -9,6 +9,8 @@ import re
 
 import pytest
 
+from topocoll._core import algorithms
+
 from .conftest import ALGORITHMS
 from .mpi_util import MPIS, available, pmpi_lib, program, run
 
@@ -73,6 +75,40 @@ def test_every_byte_several_ranks_a_machine(algorithm):
     assert stats == {algorithm: calls}, proc.stderr[-2000:]
 
 
+# the schedules that run with syncs, which the executor paces when link rates are known
+PACED = [a["name"] for a in algorithms() if a["runs_with_syncs"]]
+
+
+def paced_stats(proc):
+    m = re.search(r"topocoll: pacing steps=(\d+) split-messages=(\d+)", proc.stderr)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+@pytest.mark.parametrize("mpi", MPIS)
+@pytest.mark.parametrize("algorithm", PACED)
+@pytest.mark.parametrize("np,rank_map", [(2, "n0,n4"), (5, "n0,n1,n3,n6,n8"), (8, SHARED_MAP)])
+def test_paced_every_byte(mpi, algorithm, np, rank_map):
+    """Pacing on (link rates known), messages over 1000 bytes cut into pieces
+    that split elements of every datatype: every byte right, and the
+    statistics show that steps were paced and messages went in pieces."""
+    env = env_for(algorithm, np, LD_PRELOAD=str(pmpi_lib(mpi)), TOPOCOLL_RANK_MAP=rank_map,
+                  TOPOCOLL_BANDWIDTH="10Gbit", TOPOCOLL_PIECE_SIZE="1000", TOPOCOLL_PACE_LEAD="0")
+    proc = run(mpi, np, [program("alltoall_check", mpi)], env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    calls, errors, stats = calls_and_stats(proc)
+    assert errors == 0 and stats == {algorithm: calls}
+    steps, pieces = paced_stats(proc)
+    assert pieces > 0 and (steps > 0 or np == 2), proc.stderr[-2000:]   # two ranks need no syncs
+
+
+def test_pace_off_and_unknown_rates_do_not_pace():
+    for extra in ({"TOPOCOLL_BANDWIDTH": "10Gbit", "TOPOCOLL_PACE": "off"}, {}):
+        env = env_for("faraj-yuan", 5, LD_PRELOAD=str(pmpi_lib("openmpi")), TOPOCOLL_PIECE_SIZE="1000", **extra)
+        proc = run("openmpi", 5, [program("alltoall_check", "openmpi"), "1000"], env)
+        assert proc.returncode == 0 and calls_and_stats(proc)[1] == 0, proc.stderr[-2000:]
+        assert paced_stats(proc) == (0, 0), extra
+
+
 @pytest.mark.parametrize("mpi", MPIS)
 def test_shared_machines_plan_machines_as_switches(mpi):
     """auto: faraj-yuan on the tree in which each shared machine is a switch
@@ -96,7 +132,11 @@ def test_local_group_given_clusters():
 def test_bad_parameters_stop_with_the_variable():
     for var, value, says in [("TOPOCOLL_SEGMENT_SIZE", "lots", "TOPOCOLL_SEGMENT_SIZE=lots"),
                              ("TOPOCOLL_FANOUT", "0", "TOPOCOLL_FANOUT=0"),
-                             ("TOPOCOLL_CLUSTERS", "a,b", "TOPOCOLL_CLUSTERS lists 2 clusters")]:
+                             ("TOPOCOLL_CLUSTERS", "a,b", "TOPOCOLL_CLUSTERS lists 2 clusters"),
+                             ("TOPOCOLL_PACE", "maybe", "TOPOCOLL_PACE=maybe"),
+                             ("TOPOCOLL_BANDWIDTH", "fast", "TOPOCOLL_BANDWIDTH=fast"),
+                             ("TOPOCOLL_PACE_LEAD", "-1ms", "TOPOCOLL_PACE_LEAD=-1ms"),
+                             ("TOPOCOLL_PIECE_SIZE", "0", "TOPOCOLL_PIECE_SIZE=0")]:
         env = env_for("group-shuffle", 3, LD_PRELOAD=str(pmpi_lib("openmpi")), **{var: value})
         proc = run("openmpi", 3, [program("alltoall_check", "openmpi"), "1"], env)
         assert proc.returncode != 0 and says in proc.stderr, proc.stderr[-1000:]

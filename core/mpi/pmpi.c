@@ -21,11 +21,26 @@
 #include "pmpi_shared.h"
 #include "topocoll/topocoll.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define NAME_LEN 256
+/* Pacing needs a clock that runs with the data: SMPI's simulated one shares
+ * bandwidth fluidly and has nothing to pace. */
+#ifndef TOPOCOLL_DEFAULT_PACE
+#ifdef TOPOCOLL_SMPI
+#define TOPOCOLL_DEFAULT_PACE 0
+#else
+#define TOPOCOLL_DEFAULT_PACE 1
+#endif
+#endif
+/* The share of a link's rate that is MPI data over TCP/IPv4 on Ethernet:
+ * 1448 payload bytes (timestamps on) in a 1514-byte frame. */
+#define TOPOCOLL_TCP_GOODPUT 0.95
+
 #ifndef TOPOCOLL_DEFAULT_SYNC_DEPTH
 #define TOPOCOLL_DEFAULT_SYNC_DEPTH 1
 #endif
@@ -49,6 +64,10 @@ static struct {
     long long min_bytes;
     int sync_depth;             /* TOPOCOLL_SYNC_DEPTH: messages a link may carry at once */
     long long segment_size;     /* TOPOCOLL_SEGMENT_SIZE */
+    int pace;                   /* TOPOCOLL_PACE: auto (1) or off (0) */
+    double bandwidth;           /* TOPOCOLL_BANDWIDTH: links the topology gives none (0: unknown) */
+    double pace_lead;           /* TOPOCOLL_PACE_LEAD, seconds */
+    long long piece_size;       /* TOPOCOLL_PIECE_SIZE, bytes */
     int fanout;                 /* TOPOCOLL_FANOUT */
     char *clusters;             /* TOPOCOLL_CLUSTERS: NUL-separated, one per world rank */
     size_t clusters_count;
@@ -57,16 +76,23 @@ static struct {
     size_t rank_map_count;
     int keyval;
     long long *calls;           /* per registry index; the last one is native */
+    long long paced[2];         /* steps whose syncs were paced, messages sent in pieces (this rank) */
 } g = {.keyval = MPI_KEYVAL_INVALID};
 
 /* TOPOCOLL_TRACE=PREFIX: each rank writes PREFIX.RANK at MPI_Finalize, one
- * line per executor event: "call op event seconds". */
+ * line per executor event: "call op event seconds", the seconds on the
+ * system's monotonic clock (MPI_Wtime's origin is per process), so the traces
+ * of ranks on one host (the testbed, oversubscribed runs) line up. */
 typedef struct trace_buf { FILE *mem; char *text; size_t len; long long call; } trace_buf;
 static trace_buf tracebuf;
 
 static void trace_event(void *ctx, int event, long long op, double when)
 {
     trace_buf *t = (trace_buf *)ctx;
+    struct timespec ts;
+    (void)when;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    when = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
     if (t->mem) fprintf(t->mem, "%lld %lld %s %.9f\n", t->call, op, event == TCX_EV_START ? "start" : "done", when);
 }
 
@@ -82,6 +108,7 @@ typedef struct comm_plan {
     int algorithm;              /* registry index, or -1 for native */
     tc_topology *topo;          /* the communicator's ranks as machines */
     int *clusters;              /* TOPOCOLL_CLUSTERS for its ranks, or NULL */
+    double *rate_to;            /* pacing: data rate of the path to each rank, or NULL */
     plan_entry entry[PLANS_PER_COMM];
     int nentries, next;
     int said_small;             /* verbose line about MIN_BYTES already printed */
@@ -186,6 +213,27 @@ static void load_config(void)
         g.fanout = (int)strtol(fan, &end, 10);
         if (*end || g.fanout < 1) fatal("TOPOCOLL_FANOUT=%s: expected a whole number >= 1%s", fan, "");
     }
+    const char *pace = getenv("TOPOCOLL_PACE"), *bw = getenv("TOPOCOLL_BANDWIDTH");
+    const char *lead = getenv("TOPOCOLL_PACE_LEAD"), *piece = getenv("TOPOCOLL_PIECE_SIZE");
+    g.pace = TOPOCOLL_DEFAULT_PACE;
+    if (pace && *pace) {
+        if (!strcmp(pace, "auto") || !strcmp(pace, "on")) g.pace = 1;
+        else if (!strcmp(pace, "off")) g.pace = 0;
+        else fatal("TOPOCOLL_PACE=%s: expected auto, on or off%s", pace, "");
+    }
+    if (bw && *bw && (tc_parse_rate(bw, 1, &g.bandwidth) != TC_OK || g.bandwidth <= 0))
+        fatal("TOPOCOLL_BANDWIDTH=%s: expected a rate such as 100Mbit or 1Gbit%s", bw, "");
+    g.pace_lead = 0.0005;
+    if (lead && *lead && (tc_parse_time(lead, 1, &g.pace_lead) != TC_OK || g.pace_lead < 0))
+        fatal("TOPOCOLL_PACE_LEAD=%s: expected a time such as 2ms%s", lead, "");
+    g.piece_size = 64000;
+    if (piece && *piece) {
+        char *end;
+        g.piece_size = strtoll(piece, &end, 10);
+        if (*end == 'K' || *end == 'k') { g.piece_size *= 1024; end++; }
+        if (*end || g.piece_size < 1)
+            fatal("TOPOCOLL_PIECE_SIZE=%s: expected a size in bytes such as 64000 or 32K%s", piece, "");
+    }
     if (clusters && *clusters)
         per_rank("TOPOCOLL_CLUSTERS", clusters, "clusters", &g.clusters, &g.clusters_count);
     if (map && *map) per_rank("TOPOCOLL_RANK_MAP", map, "machines", &g.rank_map, &g.rank_map_count);
@@ -254,6 +302,7 @@ static int delete_plan(MPI_Comm comm, int keyval, void *attr, void *extra)
     for (int i = 0; i < cp->nentries; i++) entry_free(&cp->entry[i]);
     tc_topology_destroy(cp->topo);
     free(cp->clusters);
+    free(cp->rate_to);
     free(cp);
     return MPI_SUCCESS;
 }
@@ -288,6 +337,23 @@ out:
     tc_topology_destroy(t2);
     free(distinct); free(count); free(index); free(order); free(first);
     return t3;
+}
+
+/* Pacing rates from rank me of a communicator to each rank: the narrowest
+ * link of the path (TOPOCOLL_BANDWIDTH where the topology gives none) times
+ * TCP's goodput; 0 where a link's rate is unknown.  NULL if none is known. */
+static double *pace_rates(const tc_topology *t, int size, int me)
+{
+    const double unknown = 1e-30;   /* below any real rate: marks links without one */
+    double *rate = (double *)calloc((size_t)size, sizeof(double)), lat, bw;
+    int any = 0;
+    for (int r = 0; rate && r < size; r++) {
+        if (r == me) continue;
+        tc_topology_path_cost(t, me, r, g.bandwidth > 0 ? g.bandwidth : unknown, 0, &lat, &bw);
+        if (bw > unknown) { rate[r] = bw * TOPOCOLL_TCP_GOODPUT; any = 1; }
+    }
+    if (!any) { free(rate); rate = NULL; }
+    return rate;
 }
 
 /* Decide what a communicator uses; collective over comm. */
@@ -343,6 +409,7 @@ static comm_plan *make_plan(MPI_Comm comm)
         }
         free(label);
     }
+    if (cp->topo && g.pace && tc_algorithm_runs_with_syncs(want)) cp->rate_to = pace_rates(cp->topo, size, me);
     if (cp->topo) {
         int aware = tc_algorithm_properties(want) & TC_PROP_TOPOLOGY_AWARE || tc_algorithm_params(want) & TC_PARAM_CLUSTERS;
         cp->algorithm = want;
@@ -379,6 +446,9 @@ static tcx_state *state_for(comm_plan *cp, MPI_Comm comm, long long block)
                                tc_schedule_blocks(s), tc_schedule_num_syncs(s), (const long long *)tc_schedule_syncs(s)};
     if (tcx_state_init(&e->state, &e->tables, comm) != MPI_SUCCESS)
         fatal("could not set up the executor for %s%s", tc_algorithm_name(cp->algorithm), "");
+    e->state.rate_to = cp->rate_to;
+    e->state.pace_lead = g.pace_lead;
+    e->state.piece_bytes = (int)(g.piece_size < INT_MAX ? g.piece_size : INT_MAX);
     if (getenv("TOPOCOLL_TRACE") && *getenv("TOPOCOLL_TRACE")) {
         if (!tracebuf.mem) tracebuf.mem = open_memstream(&tracebuf.text, &tracebuf.len);
         e->state.trace = trace_event;
@@ -440,7 +510,12 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     }
     count(comm, cp->algorithm);
     tracebuf.call++;
-    return tcx_alltoall(state_for(cp, comm, block), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+    tcx_state *st = state_for(cp, comm, block);
+    int rc = tcx_alltoall(st, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+    g.paced[0] += st->paced_steps;
+    g.paced[1] += st->split_messages;
+    st->paced_steps = st->split_messages = 0;
+    return rc;
 }
 
 int MPI_Finalize(void)
@@ -457,6 +532,10 @@ int MPI_Finalize(void)
                 if (total[i])
                     fprintf(stderr, "topocoll: alltoall %s calls=%lld\n", i < n - 1 ? tc_algorithm_name(i) : NATIVE,
                             total[i]);
+        long long paced[2] = {0, 0};
+        PMPI_Reduce(g.paced, paced, 2, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (world_rank() == 0 && (paced[0] || paced[1]))
+            fprintf(stderr, "topocoll: pacing steps=%lld split-messages=%lld\n", paced[0], paced[1]);
         free(total);
     }
     if (tracebuf.mem) {

@@ -92,6 +92,20 @@ typedef struct tcx_state {
     tcx_view view;
     tcx_trace_fn trace;
     void *trace_ctx;
+    /* Pacing (optional; NULL rate_to: off).  A contention-free schedule hands
+     * a link from one message to the next with a sync.  Faraj & Yuan send it
+     * when the send completes, but over TCP a send completes once its bytes are
+     * in the socket buffer, long before they cross the link (the next message
+     * then shares the link and the switch port drops), or, past the MPI's
+     * eager limit, only after a rendezvous reply from a receiver that may not
+     * be running.  Paced, a message goes out in pieces under the eager limit
+     * and its step's syncs leave once the bytes could have crossed the path:
+     * start + 8*bytes/rate_to[dst] - pace_lead (never before the sends
+     * complete), pace_lead covering the sync's own way to the next sender. */
+    const double *rate_to;          /* per peer: path bandwidth usable by data, bit/s (0: unknown, no pacing) */
+    double pace_lead;               /* seconds */
+    int piece_bytes;                /* paced messages travel in pieces of at most this many bytes */
+    long long paced_steps, split_messages;   /* counters, for the caller's statistics */
 } tcx_state;
 
 static int tcx_op(const tcx_schedule *s, long long op, int field) { return s->ops[TCX_OP_INTS * op + field]; }
@@ -318,41 +332,102 @@ static char *tcx_piece(const tcx_schedule *s, long long op, const tcx_side *side
     return at;
 }
 
+static int tcx_paced(const tcx_state *st, int peer) { return st->rate_to && st->rate_to[peer] > 0; }
+
+/* How many pieces a message of n elements of type t to or from peer travels
+ * in, and the elements of each but the last: one, unless paced and on bytes
+ * (a paced run with blocks over a piece runs on bytes on every rank, so both
+ * ends cut a message alike). */
+static int tcx_pieces(const tcx_state *st, int peer, int n, MPI_Datatype t, int *per)
+{
+    *per = n;
+    if (!tcx_paced(st, peer) || t != MPI_BYTE || st->piece_bytes <= 0 || n <= st->piece_bytes) return 1;
+    *per = st->piece_bytes;
+    return (n + *per - 1) / *per;
+}
+
+static int tcx_post(int send, char *at, int n, MPI_Datatype t, int peer, tcx_state *st, MPI_Request *req,
+                    int *nreq)
+{
+    int per, k = tcx_pieces(st, peer, n, t, &per), rc = MPI_SUCCESS;
+    if (k > 1 && send) st->split_messages++;
+    MPI_Aint lb, extent;
+    TCX(Type_get_extent)(t, &lb, &extent);
+    for (int i = 0; i < k && rc == MPI_SUCCESS; i++) {
+        int c = i + 1 < k ? per : n - per * i;
+        char *p = at + (MPI_Aint)per * i * extent;
+        rc = send ? TCX(Isend)(p, c, t, peer, TCX_TAG_DATA, st->comm, &req[(*nreq)++])
+                  : TCX(Irecv)(p, c, t, peer, TCX_TAG_DATA, st->comm, &req[(*nreq)++]);
+    }
+    return rc;
+}
+
 static int tcx_run_direct(tcx_state *st, tcx_side snd, tcx_side rcv)
 {
     const tcx_schedule *s = st->sched;
     const tcx_view *v = &st->view;
     static char none;
-    int rc = MPI_SUCCESS, nnotify = v->notify_begin[v->nsend], nn = 0;
-    MPI_Request *rreq = (MPI_Request *)malloc(sizeof(MPI_Request) * (size_t)(v->nrecv + 1));
+    int rc = MPI_SUCCESS, nnotify = v->notify_begin[v->nsend], nn = 0, nr = 0, per;
+    long long rpieces = 0, spieces = 0;
+    for (int j = 0; j < v->nrecv; j++) {
+        int n;
+        tcx_piece(s, v->recv_op[j], &rcv, tcx_op(s, v->recv_op[j], 0), &n);
+        rpieces += tcx_pieces(st, tcx_op(s, v->recv_op[j], 0), n, rcv.type, &per);
+    }
+    for (int j = 0; j < v->nsend; j++) {
+        int n;
+        tcx_piece(s, v->send_op[j], &snd, tcx_op(s, v->send_op[j], 1), &n);
+        spieces += tcx_pieces(st, tcx_op(s, v->send_op[j], 1), n, snd.type, &per);
+    }
+    MPI_Request *rreq = (MPI_Request *)malloc(sizeof(MPI_Request) * (size_t)(rpieces + 1));
     MPI_Request *yreq = (MPI_Request *)malloc(sizeof(MPI_Request) * (size_t)(v->nsync_in + 1));
     MPI_Request *nreq = (MPI_Request *)malloc(sizeof(MPI_Request) * (size_t)(nnotify + 1));
-    MPI_Request *sreq = (MPI_Request *)malloc(sizeof(MPI_Request) * (size_t)(v->nsend + 1));
+    MPI_Request *sreq = (MPI_Request *)malloc(sizeof(MPI_Request) * (size_t)(spieces + 1));
     if (!rreq || !yreq || !nreq || !sreq) { rc = MPI_ERR_NO_MEM; goto out; }
     for (int j = 0; j < v->nrecv && rc == MPI_SUCCESS; j++) {
         int src = tcx_op(s, v->recv_op[j], 0), n;
         char *at = tcx_piece(s, v->recv_op[j], &rcv, src, &n);
-        rc = TCX(Irecv)(at, n, rcv.type, src, TCX_TAG_DATA, st->comm, &rreq[j]);
+        rc = tcx_post(0, at, n, rcv.type, src, st, rreq, &nr);
     }
     for (int j = 0; j < v->nsync_in && rc == MPI_SUCCESS; j++)
         rc = TCX(Irecv)(&none, 0, MPI_BYTE, v->sync_in_src[j], TCX_TAG_SYNC, st->comm, &yreq[j]);
     for (int j = 0; j < v->nsend && rc == MPI_SUCCESS;) {
-        int step = v->send_step[j], e = j;
+        int step = v->send_step[j], e = j, ns = 0;
+        double t_step = 0;
         while (e < v->nsend && v->send_step[e] == step) e++;
         for (int k = j; k < e && rc == MPI_SUCCESS; k++) {
             int dst = tcx_op(s, v->send_op[k], 1), n;
             char *at = tcx_piece(s, v->send_op[k], &snd, dst, &n);
             rc = tcx_wait_syncs(v, k, yreq);
+            if (k == j) t_step = TCX(Wtime)();
             if (st->trace) st->trace(st->trace_ctx, TCX_EV_START, v->send_op[k], TCX(Wtime)());
-            if (rc == MPI_SUCCESS) rc = TCX(Isend)(at, n, snd.type, dst, TCX_TAG_DATA, st->comm, &sreq[k - j]);
+            if (rc == MPI_SUCCESS) rc = tcx_post(1, at, n, snd.type, dst, st, sreq, &ns);
         }
-        if (rc == MPI_SUCCESS) rc = TCX(Waitall)(e - j, sreq, MPI_STATUSES_IGNORE);
+        if (rc == MPI_SUCCESS) rc = TCX(Waitall)(ns, sreq, MPI_STATUSES_IGNORE);
         if (st->trace)
             for (int k = j; k < e; k++) st->trace(st->trace_ctx, TCX_EV_DONE, v->send_op[k], TCX(Wtime)());
+        if (rc == MPI_SUCCESS && v->notify_begin[e] > v->notify_begin[j]) {
+            /* paced: the step's bytes, one after another on this rank's link */
+            double until = 0;
+            for (int k = j; k < e; k++) {
+                int dst = tcx_op(s, v->send_op[k], 1), n, size;
+                if (!tcx_paced(st, dst)) continue;
+                tcx_piece(s, v->send_op[k], &snd, dst, &n);
+                TCX(Type_size)(snd.type, &size);
+                until += 8.0 * (double)n * size / st->rate_to[dst];
+            }
+            if (until > 0) {
+                st->paced_steps++;
+                until += t_step - st->pace_lead;
+                int flag;   /* probing drives the MPI's progress (and its yield when idle) */
+                while (rc == MPI_SUCCESS && TCX(Wtime)() < until)
+                    rc = TCX(Iprobe)(MPI_ANY_SOURCE, MPI_ANY_TAG, st->comm, &flag, MPI_STATUS_IGNORE);
+            }
+        }
         if (rc == MPI_SUCCESS) rc = tcx_notify(v, j, e, st->comm, nreq, &nn);
         j = e;
     }
-    if (rc == MPI_SUCCESS) rc = TCX(Waitall)(v->nrecv, rreq, MPI_STATUSES_IGNORE);
+    if (rc == MPI_SUCCESS) rc = TCX(Waitall)(nr, rreq, MPI_STATUSES_IGNORE);
     if (rc == MPI_SUCCESS) rc = TCX(Waitall)(nn, nreq, MPI_STATUSES_IGNORE);
     if (rc == MPI_SUCCESS) rc = TCX(Waitall)(v->nsync_in, yreq, MPI_STATUSES_IGNORE); /* all were waited; frees none */
 out:
@@ -435,9 +510,10 @@ static int tcx_alltoall(tcx_state *st, const void *sendbuf, int scount, MPI_Data
     tcx_side snd;
     int in_place = sendbuf == MPI_IN_PLACE;
     char *rpacked = NULL;
-    if (v->segmented) {
-        /* pieces are byte ranges: both sides as bytes, packed unless the
-         * datatype is contiguous (then the user's buffers are used) */
+    if (v->segmented || (st->rate_to && bsize > st->piece_bytes)) {
+        /* pieces (of a segmented schedule, or of a paced message) are byte
+         * ranges: both sides as bytes, packed unless the datatype is
+         * contiguous (then the user's buffers are used) */
         MPI_Aint tlb, text;
         TCX(Type_get_true_extent)(rtype, &tlb, &text);
         int rcontig = lb == 0 && tlb == 0 && rext == tsize && text == tsize;

@@ -24,6 +24,14 @@ const char *tc_algorithm_summary(int i) { return i >= 0 && i < NUM_ALGORITHMS ? 
 unsigned tc_algorithm_properties(int i) { return i >= 0 && i < NUM_ALGORITHMS ? algorithms[i].props : 0; }
 unsigned tc_algorithm_params(int i) { return i >= 0 && i < NUM_ALGORITHMS ? algorithms[i].params : 0; }
 
+/* Phase-structured, topology-aware schedules run with the pairwise syncs that
+ * keep each link to one message at a time (Faraj & Yuan, section 5). */
+int tc_algorithm_runs_with_syncs(int i)
+{
+    unsigned p = tc_algorithm_properties(i);
+    return (p & TC_PROP_TOPOLOGY_AWARE) && (p & (TC_PROP_CONTENTION_FREE | TC_PROP_HOST_SINGLE_PORT));
+}
+
 void tc_join_names(char *buf, size_t len, int count, const char *(*name_of)(int))
 {
     buf[0] = '\0';
@@ -57,11 +65,7 @@ tc_status tc_alltoall_plan_with_options(const char *name, const tc_topology *top
     if (o.sync_depth < 1) o.sync_depth = 1;
     if (o.segments > 65536) TC_FAIL(TC_ERR_ARG, "%s: %d segments a block (at most 65536)", algorithms[i].name, o.segments);
     tc_status rc = algorithms[i].plan(topo, &o, sched);
-    /* Phase-structured schedules run with the pairwise syncs that keep each
-     * link to one message at a time (Faraj & Yuan, section 5). */
-    if (rc != TC_OK || !execute || !(algorithms[i].props & (TC_PROP_CONTENTION_FREE | TC_PROP_HOST_SINGLE_PORT)) ||
-        !(algorithms[i].props & TC_PROP_TOPOLOGY_AWARE))
-        return rc;
+    if (rc != TC_OK || !execute || !tc_algorithm_runs_with_syncs(i)) return rc;
     tc_sync_stats stats;
     rc = tc_schedule_add_syncs(*sched, topo, o.sync_depth, &stats);
     if (rc != TC_OK) {

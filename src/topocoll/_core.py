@@ -150,6 +150,7 @@ _PROTOS = {
     "tc_algorithm_name": (S, [I]),
     "tc_algorithm_summary": (S, [I]),
     "tc_algorithm_properties": (ctypes.c_uint, [I]),
+    "tc_algorithm_runs_with_syncs": (I, [I]),
     "tc_algorithm_params": (ctypes.c_uint, [I]),
     "tc_alltoall_plan_with_options": (I, [S, P, ctypes.POINTER(_PlanOptions), I, ctypes.POINTER(P)]),
     "tc_topology_expand": (I, [P, P, ctypes.POINTER(P)]),
@@ -605,6 +606,7 @@ def algorithms() -> list[dict]:
             "host_single_port": bool(props & PROP_HOST_SINGLE_PORT),
             "bottleneck_once": bool(props & PROP_BOTTLENECK_ONCE),
             "parameters": [PARAMETERS[f][0] for f in PARAMETERS if params & f],
+            "runs_with_syncs": bool(L.tc_algorithm_runs_with_syncs(i)),
         })
     return out
 

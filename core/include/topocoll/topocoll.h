@@ -311,6 +311,9 @@ int tc_algorithm_count(void);
 const char *tc_algorithm_name(int index);
 const char *tc_algorithm_summary(int index);
 unsigned tc_algorithm_properties(int index);
+/* 1 if the executor runs the algorithm's schedules with pairwise syncs (and
+ * paces them where link rates are known). */
+int tc_algorithm_runs_with_syncs(int index);
 int tc_algorithm_find(const char *name);   /* -1: unknown */
 /* Plan an all-to-all over the topology's machines (rank i = machine i).
  * An unknown name fails with TC_ERR_ARG listing the valid names. */

@@ -51,7 +51,9 @@ class TestbedBackend:
         return {"rate_bps": self.record["rate_bps"], "buffer_packets": self.record["buffer_packets"],
                 "rto_min": self.record["rto_min"], "congestion": self.record["congestion"],
                 "mca": " ".join(f"{k}={v}" for k, v in sorted(self.mca.items())) or "Open MPI defaults",
-                "sync_depth": self.sync_depth or "default", **self.env,
+                "sync_depth": self.sync_depth or "default",
+                "pace": self.env.get("TOPOCOLL_PACE", "auto"), "pace_lead": self.env.get("TOPOCOLL_PACE_LEAD", "500us"),
+                **self.env,
                 "ranks_per_machine": "/".join(map(str, sorted(set(self.counts)))),
                 "load_average": "/".join(f"{x:.2f}" for x in self.load)}
 
@@ -62,6 +64,8 @@ class TestbedBackend:
         env = {"LD_PRELOAD": str(library_path().parent / "libtopocoll_pmpi.so"),
                "TOPOCOLL_TOPOLOGY": self.topology_arg, "TOPOCOLL_STATS": "1", **self.env,
                **collective_env(self.collective, algorithm)}
+        # the rate of links the topology gives none, for the executor's pacing
+        env.setdefault("TOPOCOLL_BANDWIDTH", f"{self.record['rate_bps']:.0f}")
         if self.sync_depth:
             env["TOPOCOLL_SYNC_DEPTH"] = str(self.sync_depth)
         argv = [str(program(self.collective)), "--warmup", str(warmup), "--repetitions", str(repetitions)] + [str(s) for s in sizes]

@@ -55,6 +55,11 @@ def setup_parser(p):
     p.add_argument("--clusters", metavar="LABELS",
                    help="local-group: cluster of each rank, comma separated (TOPOCOLL_CLUSTERS; default: cut the "
                         "bottleneck links)")
+    p.add_argument("--pace", choices=["auto", "off"],
+                   help="testbed: hand a link to the next message once the bytes could have crossed it, in pieces "
+                        "under the eager limit (TOPOCOLL_PACE; default auto: where link rates are known)")
+    p.add_argument("--pace-lead", metavar="TIME",
+                   help="testbed: how much earlier than that the sync leaves (TOPOCOLL_PACE_LEAD; default 500us)")
     p.add_argument("--csv", help="write every timed call to this CSV file")
     p.add_argument("--plot", help="write the figure (time and throughput against size) to this PNG file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -113,6 +118,10 @@ def parameter_env(args) -> dict:
         env["TOPOCOLL_FANOUT"] = str(args.fanout)
     if args.clusters:
         env["TOPOCOLL_CLUSTERS"] = args.clusters
+    if getattr(args, "pace", None):
+        env["TOPOCOLL_PACE"] = args.pace
+    if getattr(args, "pace_lead", None):
+        env["TOPOCOLL_PACE_LEAD"] = args.pace_lead
     return env
 
 
