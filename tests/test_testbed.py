@@ -52,6 +52,9 @@ def test_up_run_down(testbed, capsys):
     # ranks were mapped to machines by their processor names (no TOPOCOLL_RANK_MAP)
     assert f"topocoll: alltoall faraj-yuan calls={calls}" in proc.stderr
     assert "(one rank per machine)" in proc.stderr
+    # the testbed passes its rate, so the executor paced (65536-int blocks go in pieces)
+    m = re.search(r"topocoll: pacing steps=(\d+) split-messages=(\d+)", proc.stderr)
+    assert m and int(m.group(1)) > 0 and int(m.group(2)) > 0, proc.stderr[-2000:]
 
 
 def test_down_leaves_nothing(capsys):

@@ -159,6 +159,20 @@ void tcp_delete_cached(int keyval)
     }
 }
 
+/* A size in bytes, at least 1, from variable var's text ("16384", "16K",
+ * "1M"); dflt when unset. */
+static long long env_size(const char *var, const char *text, long long dflt, const char *example)
+{
+    if (!text || !*text) return dflt;
+    char *end, what[160];
+    long long v = strtoll(text, &end, 10);
+    if (*end == 'K' || *end == 'k') { v *= 1024; end++; }
+    else if (*end == 'M' || *end == 'm') { v *= 1024 * 1024; end++; }
+    snprintf(what, sizeof what, "%s=%s", var, text);
+    if (*end || v < 1) fatal("%s: expected a size in bytes such as %s", what, example);
+    return v;
+}
+
 static void load_config(void)
 {
     if (g.loaded) return;
@@ -198,15 +212,7 @@ static void load_config(void)
     }
     const char *seg = getenv("TOPOCOLL_SEGMENT_SIZE"), *fan = getenv("TOPOCOLL_FANOUT");
     const char *clusters = getenv("TOPOCOLL_CLUSTERS");
-    g.segment_size = TOPOCOLL_DEFAULT_SEGMENT_SIZE;
-    if (seg && *seg) {
-        char *end;
-        g.segment_size = strtoll(seg, &end, 10);
-        if (*end == 'K' || *end == 'k') { g.segment_size *= 1024; end++; }
-        else if (*end == 'M' || *end == 'm') { g.segment_size *= 1024 * 1024; end++; }
-        if (*end || g.segment_size < 1)
-            fatal("TOPOCOLL_SEGMENT_SIZE=%s: expected a size in bytes such as 16384 or 16K%s", seg, "");
-    }
+    g.segment_size = env_size("TOPOCOLL_SEGMENT_SIZE", seg, TOPOCOLL_DEFAULT_SEGMENT_SIZE, "16384 or 16K");
     g.fanout = TC_DEFAULT_FANOUT;
     if (fan && *fan) {
         char *end;
@@ -226,14 +232,7 @@ static void load_config(void)
     g.pace_lead = 0.0005;
     if (lead && *lead && (tc_parse_time(lead, 1, &g.pace_lead) != TC_OK || g.pace_lead < 0))
         fatal("TOPOCOLL_PACE_LEAD=%s: expected a time such as 2ms%s", lead, "");
-    g.piece_size = 64000;
-    if (piece && *piece) {
-        char *end;
-        g.piece_size = strtoll(piece, &end, 10);
-        if (*end == 'K' || *end == 'k') { g.piece_size *= 1024; end++; }
-        if (*end || g.piece_size < 1)
-            fatal("TOPOCOLL_PIECE_SIZE=%s: expected a size in bytes such as 64000 or 32K%s", piece, "");
-    }
+    g.piece_size = env_size("TOPOCOLL_PIECE_SIZE", piece, 64000, "64000 or 32K");
     if (clusters && *clusters)
         per_rank("TOPOCOLL_CLUSTERS", clusters, "clusters", &g.clusters, &g.clusters_count);
     if (map && *map) per_rank("TOPOCOLL_RANK_MAP", map, "machines", &g.rank_map, &g.rank_map_count);

@@ -64,8 +64,7 @@ class TestbedBackend:
         env = {"LD_PRELOAD": str(library_path().parent / "libtopocoll_pmpi.so"),
                "TOPOCOLL_TOPOLOGY": self.topology_arg, "TOPOCOLL_STATS": "1", **self.env,
                **collective_env(self.collective, algorithm)}
-        # the rate of links the topology gives none, for the executor's pacing
-        env.setdefault("TOPOCOLL_BANDWIDTH", f"{self.record['rate_bps']:.0f}")
+        mpi.with_rate(self.record, env)
         if self.sync_depth:
             env["TOPOCOLL_SYNC_DEPTH"] = str(self.sync_depth)
         argv = [str(program(self.collective)), "--warmup", str(warmup), "--repetitions", str(repetitions)] + [str(s) for s in sizes]

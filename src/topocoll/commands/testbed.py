@@ -85,11 +85,7 @@ def run_status(args):
 def run_run(args):
     import os
     from ..testbed import mpi
-    from ..testbed import net
     env = {k: v for k, v in os.environ.items() if k.startswith("TOPOCOLL_") or k == "LD_PRELOAD"}
-    record = net.status()
-    if record and record.get("rate_bps"):   # the links' rate, for the executor's pacing
-        env.setdefault("TOPOCOLL_BANDWIDTH", f"{record['rate_bps']:.0f}")
     mca = {}
     for kv in args.mca:
         if "=" not in kv:

@@ -24,6 +24,14 @@ MCA = {
 }
 
 
+def with_rate(record: dict, env: dict) -> dict:
+    """env with TOPOCOLL_BANDWIDTH set to the testbed's link rate unless given:
+    the rate of the links the topology gives none, which the executor paces by."""
+    if record and record.get("rate_bps"):
+        env.setdefault("TOPOCOLL_BANDWIDTH", f"{record['rate_bps']:.0f}")
+    return env
+
+
 @contextlib.contextmanager
 def mpirun_command(record: dict, argv: list[str], env_names: list[str], np: int | None = None,
                    mca: dict | None = None, slots: dict | None = None):
@@ -53,6 +61,6 @@ def run(argv: list[str], env: dict[str, str] | None = None, np: int | None = Non
     record = net.status()
     if not record or not record.get("up"):
         raise TopocollError("invalid argument", "no testbed is up ('topocoll testbed up T' first)")
-    env = dict(env or {})
+    env = with_rate(record, dict(env or {}))
     with mpirun_command(record, argv, sorted(env), np, mca) as cmd:
         return subprocess.run(cmd, env=dict(os.environ, **env), capture_output=capture, text=True, timeout=timeout)
