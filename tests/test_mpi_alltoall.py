@@ -132,6 +132,7 @@ def test_local_group_given_clusters():
 def test_bad_parameters_stop_with_the_variable():
     for var, value, says in [("TOPOCOLL_SEGMENT_SIZE", "lots", "TOPOCOLL_SEGMENT_SIZE=lots"),
                              ("TOPOCOLL_FANOUT", "0", "TOPOCOLL_FANOUT=0"),
+                             ("TOPOCOLL_SYNC_DEPTH", "two", "TOPOCOLL_SYNC_DEPTH=two"),
                              ("TOPOCOLL_CLUSTERS", "a,b", "TOPOCOLL_CLUSTERS lists 2 clusters"),
                              ("TOPOCOLL_PACE", "maybe", "TOPOCOLL_PACE=maybe"),
                              ("TOPOCOLL_BANDWIDTH", "fast", "TOPOCOLL_BANDWIDTH=fast"),

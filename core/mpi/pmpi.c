@@ -173,6 +173,16 @@ static long long env_size(const char *var, const char *text, long long dflt, con
     return v;
 }
 
+/* A whole number >= 1 from variable var's text; dflt when unset. */
+static int env_whole(const char *var, const char *text, int dflt)
+{
+    if (!text || !*text) return dflt;
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (*end || v < 1 || v > INT_MAX) fatal("%s=%s: expected a whole number >= 1", var, text);
+    return (int)v;
+}
+
 static void load_config(void)
 {
     if (g.loaded) return;
@@ -204,21 +214,11 @@ static void load_config(void)
         g.min_bytes = strtoll(min, &end, 10);
         if (*end || g.min_bytes < 0) fatal("TOPOCOLL_ALLTOALL_MIN_BYTES=%s: expected a number of bytes%s", min, "");
     }
-    g.sync_depth = TOPOCOLL_DEFAULT_SYNC_DEPTH;
-    if (depth && *depth) {
-        char *end;
-        g.sync_depth = (int)strtol(depth, &end, 10);
-        if (*end || g.sync_depth < 1) fatal("TOPOCOLL_SYNC_DEPTH=%s: expected a whole number >= 1%s", depth, "");
-    }
+    g.sync_depth = env_whole("TOPOCOLL_SYNC_DEPTH", depth, TOPOCOLL_DEFAULT_SYNC_DEPTH);
     const char *seg = getenv("TOPOCOLL_SEGMENT_SIZE"), *fan = getenv("TOPOCOLL_FANOUT");
     const char *clusters = getenv("TOPOCOLL_CLUSTERS");
     g.segment_size = env_size("TOPOCOLL_SEGMENT_SIZE", seg, TOPOCOLL_DEFAULT_SEGMENT_SIZE, "16384 or 16K");
-    g.fanout = TC_DEFAULT_FANOUT;
-    if (fan && *fan) {
-        char *end;
-        g.fanout = (int)strtol(fan, &end, 10);
-        if (*end || g.fanout < 1) fatal("TOPOCOLL_FANOUT=%s: expected a whole number >= 1%s", fan, "");
-    }
+    g.fanout = env_whole("TOPOCOLL_FANOUT", fan, TC_DEFAULT_FANOUT);
     const char *pace = getenv("TOPOCOLL_PACE"), *bw = getenv("TOPOCOLL_BANDWIDTH");
     const char *lead = getenv("TOPOCOLL_PACE_LEAD"), *piece = getenv("TOPOCOLL_PIECE_SIZE");
     g.pace = TOPOCOLL_DEFAULT_PACE;
