@@ -334,11 +334,11 @@ static char *tcx_piece(const tcx_schedule *s, long long op, const tcx_side *side
 
 static int tcx_paced(const tcx_state *st, int peer) { return st->rate_to && st->rate_to[peer] > 0; }
 
-/* How many pieces a message of n elements of type t to or from peer travels
- * in, and the elements of each but the last: one, unless paced and on bytes
+/* How many MPI messages carry a message of n elements of type t to or from
+ * peer, and the elements of each but the last: one, unless paced and on bytes
  * (a paced run with blocks over a piece runs on bytes on every rank, so both
- * ends cut a message alike). */
-static int tcx_pieces(const tcx_state *st, int peer, int n, MPI_Datatype t, int *per)
+ * ends cut a message alike), then pieces of piece_bytes. */
+static int tcx_split(const tcx_state *st, int peer, int n, MPI_Datatype t, int *per)
 {
     *per = n;
     if (!tcx_paced(st, peer) || t != MPI_BYTE || st->piece_bytes <= 0 || n <= st->piece_bytes) return 1;
@@ -346,16 +346,27 @@ static int tcx_pieces(const tcx_state *st, int peer, int n, MPI_Datatype t, int 
     return (n + *per - 1) / *per;
 }
 
+/* The MPI messages of a side's ops (peer: the op field naming the other end). */
+static long long tcx_count_split(const tcx_state *st, const long long *op, int nop, const tcx_side *side, int peer)
+{
+    long long total = 0;
+    for (int j = 0; j < nop; j++) {
+        int n, per, other = tcx_op(st->sched, op[j], peer);
+        tcx_piece(st->sched, op[j], side, other, &n);
+        total += tcx_split(st, other, n, side->type, &per);
+    }
+    return total;
+}
+
+/* Post op's send or receive, split as tcx_split says (pieces are bytes). */
 static int tcx_post(int send, char *at, int n, MPI_Datatype t, int peer, tcx_state *st, MPI_Request *req,
                     int *nreq)
 {
-    int per, k = tcx_pieces(st, peer, n, t, &per), rc = MPI_SUCCESS;
+    int per, k = tcx_split(st, peer, n, t, &per), rc = MPI_SUCCESS;
     if (k > 1 && send) st->split_messages++;
-    MPI_Aint lb, extent;
-    TCX(Type_get_extent)(t, &lb, &extent);
     for (int i = 0; i < k && rc == MPI_SUCCESS; i++) {
         int c = i + 1 < k ? per : n - per * i;
-        char *p = at + (MPI_Aint)per * i * extent;
+        char *p = at + (MPI_Aint)per * i;   /* i > 0 only on bytes */
         rc = send ? TCX(Isend)(p, c, t, peer, TCX_TAG_DATA, st->comm, &req[(*nreq)++])
                   : TCX(Irecv)(p, c, t, peer, TCX_TAG_DATA, st->comm, &req[(*nreq)++]);
     }
@@ -367,18 +378,9 @@ static int tcx_run_direct(tcx_state *st, tcx_side snd, tcx_side rcv)
     const tcx_schedule *s = st->sched;
     const tcx_view *v = &st->view;
     static char none;
-    int rc = MPI_SUCCESS, nnotify = v->notify_begin[v->nsend], nn = 0, nr = 0, per;
-    long long rpieces = 0, spieces = 0;
-    for (int j = 0; j < v->nrecv; j++) {
-        int n;
-        tcx_piece(s, v->recv_op[j], &rcv, tcx_op(s, v->recv_op[j], 0), &n);
-        rpieces += tcx_pieces(st, tcx_op(s, v->recv_op[j], 0), n, rcv.type, &per);
-    }
-    for (int j = 0; j < v->nsend; j++) {
-        int n;
-        tcx_piece(s, v->send_op[j], &snd, tcx_op(s, v->send_op[j], 1), &n);
-        spieces += tcx_pieces(st, tcx_op(s, v->send_op[j], 1), n, snd.type, &per);
-    }
+    int rc = MPI_SUCCESS, nnotify = v->notify_begin[v->nsend], nn = 0, nr = 0;
+    long long rpieces = tcx_count_split(st, v->recv_op, v->nrecv, &rcv, 0);
+    long long spieces = tcx_count_split(st, v->send_op, v->nsend, &snd, 1);
     MPI_Request *rreq = (MPI_Request *)malloc(sizeof(MPI_Request) * (size_t)(rpieces + 1));
     MPI_Request *yreq = (MPI_Request *)malloc(sizeof(MPI_Request) * (size_t)(v->nsync_in + 1));
     MPI_Request *nreq = (MPI_Request *)malloc(sizeof(MPI_Request) * (size_t)(nnotify + 1));

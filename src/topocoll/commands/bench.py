@@ -118,9 +118,9 @@ def parameter_env(args) -> dict:
         env["TOPOCOLL_FANOUT"] = str(args.fanout)
     if args.clusters:
         env["TOPOCOLL_CLUSTERS"] = args.clusters
-    if getattr(args, "pace", None):
+    if args.pace:
         env["TOPOCOLL_PACE"] = args.pace
-    if getattr(args, "pace_lead", None):
+    if args.pace_lead:
         env["TOPOCOLL_PACE_LEAD"] = args.pace_lead
     return env
 
