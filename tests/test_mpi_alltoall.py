@@ -89,10 +89,12 @@ def paced_stats(proc):
 @pytest.mark.parametrize("np,rank_map", [(2, "n0,n4"), (5, "n0,n1,n3,n6,n8"), (8, SHARED_MAP)])
 def test_paced_every_byte(mpi, algorithm, np, rank_map):
     """Pacing on (link rates known), messages over 1000 bytes cut into pieces
-    that split elements of every datatype: every byte right, and the
-    statistics show that steps were paced and messages went in pieces."""
+    that split elements of every datatype, waiting ranks napping: every byte
+    right, and the statistics show that steps were paced and messages went
+    in pieces."""
     env = env_for(algorithm, np, LD_PRELOAD=str(pmpi_lib(mpi)), TOPOCOLL_RANK_MAP=rank_map,
-                  TOPOCOLL_BANDWIDTH="10Gbit", TOPOCOLL_PIECE_SIZE="1000", TOPOCOLL_PACE_LEAD="0")
+                  TOPOCOLL_BANDWIDTH="10Gbit", TOPOCOLL_PIECE_SIZE="1000", TOPOCOLL_PACE_LEAD="0",
+                  TOPOCOLL_NAP="50us")
     proc = run(mpi, np, [program("alltoall_check", mpi)], env)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     calls, errors, stats = calls_and_stats(proc)
@@ -107,6 +109,31 @@ def test_pace_off_and_unknown_rates_do_not_pace():
         proc = run("openmpi", 5, [program("alltoall_check", "openmpi"), "1000"], env)
         assert proc.returncode == 0 and calls_and_stats(proc)[1] == 0, proc.stderr[-2000:]
         assert paced_stats(proc) == (0, 0), extra
+
+
+@pytest.mark.parametrize("algorithm", PACED)
+def test_balanced_phases_every_byte_and_trace(algorithm, tmp_path):
+    """Phases in the balanced order, paced, on shared machines: every byte
+    right; the trace has each rank's sends started, done and signalled in
+    that order."""
+    prefix = tmp_path / "trace"
+    env = env_for(algorithm, 8, LD_PRELOAD=str(pmpi_lib("openmpi")), TOPOCOLL_RANK_MAP=SHARED_MAP,
+                  TOPOCOLL_BANDWIDTH="10Gbit", TOPOCOLL_PIECE_SIZE="1000", TOPOCOLL_PHASE_ORDER="balanced",
+                  TOPOCOLL_TRACE=str(prefix))
+    proc = run("openmpi", 8, [program("alltoall_check", "openmpi"), "1000", "65536"], env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    calls, errors, stats = calls_and_stats(proc)
+    assert errors == 0 and stats == {algorithm: calls}
+    files = sorted(tmp_path.glob("trace.*"))
+    assert len(files) == 8
+    events = {}
+    for f in files:
+        for line in f.read_text().splitlines():
+            call, op, event, when = line.split()
+            events.setdefault((f.name, call, op), {})[event] = float(when)
+    assert {e for ev in events.values() for e in ev} == {"start", "done", "notify"}
+    for ev in events.values():
+        assert ev["start"] <= ev["done"] <= ev.get("notify", ev["done"])
 
 
 @pytest.mark.parametrize("mpi", MPIS)
@@ -137,7 +164,9 @@ def test_bad_parameters_stop_with_the_variable():
                              ("TOPOCOLL_PACE", "maybe", "TOPOCOLL_PACE=maybe"),
                              ("TOPOCOLL_BANDWIDTH", "fast", "TOPOCOLL_BANDWIDTH=fast"),
                              ("TOPOCOLL_PACE_LEAD", "-1ms", "TOPOCOLL_PACE_LEAD=-1ms"),
-                             ("TOPOCOLL_PIECE_SIZE", "0", "TOPOCOLL_PIECE_SIZE=0")]:
+                             ("TOPOCOLL_PIECE_SIZE", "0", "TOPOCOLL_PIECE_SIZE=0"),
+                             ("TOPOCOLL_NAP", "-1ms", "TOPOCOLL_NAP=-1ms"),
+                             ("TOPOCOLL_PHASE_ORDER", "random", "TOPOCOLL_PHASE_ORDER=random")]:
         env = env_for("group-shuffle", 3, LD_PRELOAD=str(pmpi_lib("openmpi")), **{var: value})
         proc = run("openmpi", 3, [program("alltoall_check", "openmpi"), "1"], env)
         assert proc.returncode != 0 and says in proc.stderr, proc.stderr[-1000:]

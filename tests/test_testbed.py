@@ -117,3 +117,10 @@ def test_bcast_bench_on_the_testbed(capsys):
     top = {alg: float(r[-3].split("=")[1]) for alg, r in rows.items()}
     assert top["multilevel"] == 2 and top["binomial"] > top["multilevel"]
     assert namespaces() == []
+
+
+def test_executor_env_passes_rate_and_nap_unless_given():
+    record = {"rate_bps": 1e8}
+    assert mpi.executor_env(record, {}) == {"TOPOCOLL_BANDWIDTH": "100000000", "TOPOCOLL_NAP": mpi.TESTBED_NAP}
+    given = {"TOPOCOLL_BANDWIDTH": "1Gbit", "TOPOCOLL_NAP": "0"}
+    assert mpi.executor_env(record, dict(given)) == given

@@ -81,9 +81,10 @@ typedef struct tcx_view {
 
 /* An optional observer of a run (NULL: none), for finding where time goes:
  * called with the op index and MPI_Wtime() when a send's syncs have all
- * arrived and it starts (TCX_EV_START), and when its step's sends have
- * completed (TCX_EV_DONE). */
-enum { TCX_EV_START = 0, TCX_EV_DONE = 1 };
+ * arrived and it starts (TCX_EV_START), when its step's sends have
+ * completed (TCX_EV_DONE), and when the syncs that wait for it are sent
+ * (TCX_EV_NOTIFY; ops that signal nobody have none). */
+enum { TCX_EV_START = 0, TCX_EV_DONE = 1, TCX_EV_NOTIFY = 2 };
 typedef void (*tcx_trace_fn)(void *ctx, int event, long long op, double when);
 
 typedef struct tcx_state {
@@ -98,14 +99,25 @@ typedef struct tcx_state {
      * in the socket buffer, long before they cross the link (the next message
      * then shares the link and the switch port drops), or, past the MPI's
      * eager limit, only after a rendezvous reply from a receiver that may not
-     * be running.  Paced, a message goes out in pieces under the eager limit
-     * and its step's syncs leave once the bytes could have crossed the path:
-     * start + 8*bytes/rate_to[dst] - pace_lead (never before the sends
-     * complete), pace_lead covering the sync's own way to the next sender. */
+     * be running.  Paced, a message goes out in pieces under the eager limit,
+     * and the rank keeps a clock of its own link: each step's bytes take
+     * 8*bytes/rate_to[dst] after the later of the step's start and the last
+     * step's end.  A step's syncs leave, and its next step starts, at that
+     * end less pace_lead (never before the sends complete), pace_lead
+     * covering the sync's own way to the next sender.  (A step whose sends
+     * signal nobody used to start the next at once: on the emulated cluster
+     * a rank's run of four such steps then shared its link, all four
+     * finishing with the last, 44 ms instead of 11, 22, 33 and 44.) */
     const double *rate_to;          /* per peer: path bandwidth usable by data, bit/s (0: unknown, no pacing) */
     double pace_lead;               /* seconds */
     int piece_bytes;                /* paced messages travel in pieces of at most this many bytes */
     long long paced_steps, split_messages;   /* counters, for the caller's statistics */
+    /* Idle waiting (optional; NULL: the MPI's own waits).  With more ranks
+     * than cores, a rank spinning in MPI_Wait keeps the one that has work
+     * (or a sync to pass on) off the core for a time slice; napping between
+     * tests lets it run, and wakes the napper ahead of the spinners. */
+    void (*nap)(double seconds);
+    double nap_max;                 /* longest nap, seconds; naps double from 1/32 of it */
 } tcx_state;
 
 static int tcx_op(const tcx_schedule *s, long long op, int field) { return s->ops[TCX_OP_INTS * op + field]; }
@@ -293,11 +305,36 @@ static void tcx_state_free(tcx_state *st)
     tcx_view_free(&st->view);
 }
 
-/* Wait for the syncs guarding send j, then start it. */
-static int tcx_wait_syncs(const tcx_view *v, int j, MPI_Request *sync_req)
+/* MPI_Waitall, napping between tests when the state says so. */
+static int tcx_waitall(const tcx_state *st, int n, MPI_Request *req)
 {
+    if (!st->nap) return TCX(Waitall)(n, req, MPI_STATUSES_IGNORE);
+    double nap = st->nap_max / 32;
+    for (;;) {
+        int flag, rc = TCX(Testall)(n, req, &flag, MPI_STATUSES_IGNORE);
+        if (rc != MPI_SUCCESS || flag) return rc;
+        st->nap(nap);
+        nap = nap * 2 < st->nap_max ? nap * 2 : st->nap_max;
+    }
+}
+
+/* Until MPI_Wtime() reaches until, driving the MPI's progress. */
+static int tcx_idle_until(const tcx_state *st, double until)
+{
+    int rc = MPI_SUCCESS, flag;
+    for (double now = TCX(Wtime)(); rc == MPI_SUCCESS && now < until; now = TCX(Wtime)()) {
+        if (st->nap) st->nap(until - now < st->nap_max ? until - now : st->nap_max);
+        rc = TCX(Iprobe)(MPI_ANY_SOURCE, MPI_ANY_TAG, st->comm, &flag, MPI_STATUS_IGNORE);
+    }
+    return rc;
+}
+
+/* Wait for the syncs guarding send j, then start it. */
+static int tcx_wait_syncs(const tcx_state *st, int j, MPI_Request *sync_req)
+{
+    const tcx_view *v = &st->view;
     for (int k = v->wait_begin[j]; k < v->wait_begin[j + 1]; k++) {
-        int rc = TCX(Wait)(&sync_req[v->wait_idx[k]], MPI_STATUS_IGNORE);
+        int rc = tcx_waitall(st, 1, &sync_req[v->wait_idx[k]]);
         if (rc != MPI_SUCCESS) return rc;
     }
     return MPI_SUCCESS;
@@ -379,6 +416,7 @@ static int tcx_run_direct(tcx_state *st, tcx_side snd, tcx_side rcv)
     const tcx_view *v = &st->view;
     static char none;
     int rc = MPI_SUCCESS, nnotify = v->notify_begin[v->nsend], nn = 0, nr = 0;
+    double link_free = 0;   /* paced: when the rank's link has carried what it was given */
     long long rpieces = tcx_count_split(st, v->recv_op, v->nrecv, &rcv, 0);
     long long spieces = tcx_count_split(st, v->send_op, v->nsend, &snd, 1);
     MPI_Request *rreq = (MPI_Request *)malloc(sizeof(MPI_Request) * (size_t)(rpieces + 1));
@@ -400,37 +438,43 @@ static int tcx_run_direct(tcx_state *st, tcx_side snd, tcx_side rcv)
         for (int k = j; k < e && rc == MPI_SUCCESS; k++) {
             int dst = tcx_op(s, v->send_op[k], 1), n;
             char *at = tcx_piece(s, v->send_op[k], &snd, dst, &n);
-            rc = tcx_wait_syncs(v, k, yreq);
+            rc = tcx_wait_syncs(st, k, yreq);
+            /* paced: the step's bytes follow the last step's on the link, not
+             * alongside them (sharing it, each message of a run of steps
+             * without syncs would finish with the last) */
+            if (k == j && link_free > 0 && rc == MPI_SUCCESS) rc = tcx_idle_until(st, link_free - st->pace_lead);
             if (k == j) t_step = TCX(Wtime)();
             if (st->trace) st->trace(st->trace_ctx, TCX_EV_START, v->send_op[k], TCX(Wtime)());
             if (rc == MPI_SUCCESS) rc = tcx_post(1, at, n, snd.type, dst, st, sreq, &ns);
         }
-        if (rc == MPI_SUCCESS) rc = TCX(Waitall)(ns, sreq, MPI_STATUSES_IGNORE);
+        if (rc == MPI_SUCCESS) rc = tcx_waitall(st, ns, sreq);
         if (st->trace)
             for (int k = j; k < e; k++) st->trace(st->trace_ctx, TCX_EV_DONE, v->send_op[k], TCX(Wtime)());
-        if (rc == MPI_SUCCESS && v->notify_begin[e] > v->notify_begin[j]) {
-            /* paced: the step's bytes, one after another on this rank's link */
-            double until = 0;
-            for (int k = j; k < e; k++) {
-                int dst = tcx_op(s, v->send_op[k], 1), n, size;
-                if (!tcx_paced(st, dst)) continue;
-                tcx_piece(s, v->send_op[k], &snd, dst, &n);
-                TCX(Type_size)(snd.type, &size);
-                until += 8.0 * (double)n * size / st->rate_to[dst];
-            }
-            if (until > 0) {
-                st->paced_steps++;
-                until += t_step - st->pace_lead;
-                int flag;   /* probing drives the MPI's progress (and its yield when idle) */
-                while (rc == MPI_SUCCESS && TCX(Wtime)() < until)
-                    rc = TCX(Iprobe)(MPI_ANY_SOURCE, MPI_ANY_TAG, st->comm, &flag, MPI_STATUS_IGNORE);
-            }
+        /* paced: the rank's link carries its steps' bytes one after another
+         * (a step without syncs to send does not wait, but its bytes still
+         * queue ahead of the next step's on the link) */
+        double bytes_time = 0;
+        for (int k = j; k < e; k++) {
+            int dst = tcx_op(s, v->send_op[k], 1), n, size;
+            if (!tcx_paced(st, dst)) continue;
+            tcx_piece(s, v->send_op[k], &snd, dst, &n);
+            TCX(Type_size)(snd.type, &size);
+            bytes_time += 8.0 * (double)n * size / st->rate_to[dst];
         }
+        if (bytes_time > 0) link_free = (link_free > t_step ? link_free : t_step) + bytes_time;
+        if (rc == MPI_SUCCESS && bytes_time > 0 && v->notify_begin[e] > v->notify_begin[j]) {
+            st->paced_steps++;
+            rc = tcx_idle_until(st, link_free - st->pace_lead);
+        }
+        if (st->trace && v->notify_begin[e] > v->notify_begin[j])
+            for (int k = j; k < e; k++)
+                if (v->notify_begin[k + 1] > v->notify_begin[k])
+                    st->trace(st->trace_ctx, TCX_EV_NOTIFY, v->send_op[k], TCX(Wtime)());
         if (rc == MPI_SUCCESS) rc = tcx_notify(v, j, e, st->comm, nreq, &nn);
         j = e;
     }
-    if (rc == MPI_SUCCESS) rc = TCX(Waitall)(nr, rreq, MPI_STATUSES_IGNORE);
-    if (rc == MPI_SUCCESS) rc = TCX(Waitall)(nn, nreq, MPI_STATUSES_IGNORE);
+    if (rc == MPI_SUCCESS) rc = tcx_waitall(st, nr, rreq);
+    if (rc == MPI_SUCCESS) rc = tcx_waitall(st, nn, nreq);
     if (rc == MPI_SUCCESS) rc = TCX(Waitall)(v->nsync_in, yreq, MPI_STATUSES_IGNORE); /* all were waited; frees none */
 out:
     free(rreq); free(yreq); free(nreq); free(sreq);
@@ -470,12 +514,12 @@ static int tcx_run_forwarding(tcx_state *st, char *work, MPI_Aint bsize)
             if (!sbuf[k]) { rc = MPI_ERR_NO_MEM; break; }
             for (int b = 0; b < nb; b++)
                 memcpy(sbuf[k] + b * bsize, work + v->send_loc[v->send_loc_begin[k] + b] * bsize, (size_t)bsize);
-            rc = tcx_wait_syncs(v, k, yreq);
+            rc = tcx_wait_syncs(st, k, yreq);
             if (rc == MPI_SUCCESS)
                 rc = TCX(Isend)(sbuf[k], (int)(nb * bsize), MPI_BYTE, tcx_op(s, v->send_op[k], 1), TCX_TAG_DATA,
                                 st->comm, &req[nreqs++]);
         }
-        if (rc == MPI_SUCCESS) rc = TCX(Waitall)(nreqs, req, MPI_STATUSES_IGNORE);
+        if (rc == MPI_SUCCESS) rc = tcx_waitall(st, nreqs, req);
         for (int k = jr; k < er && rc == MPI_SUCCESS; k++) {
             int nb = v->recv_loc_begin[k + 1] - v->recv_loc_begin[k];
             for (int b = 0; b < nb; b++)
@@ -487,7 +531,7 @@ static int tcx_run_forwarding(tcx_state *st, char *work, MPI_Aint bsize)
         js = es;
         jr = er;
     }
-    if (rc == MPI_SUCCESS) rc = TCX(Waitall)(nn, nreq, MPI_STATUSES_IGNORE);
+    if (rc == MPI_SUCCESS) rc = tcx_waitall(st, nn, nreq);
 out:
     if (rbuf) for (int k = 0; k < v->nrecv; k++) free(rbuf[k]);
     if (sbuf) for (int k = 0; k < v->nsend; k++) free(sbuf[k]);

@@ -51,7 +51,7 @@ int tc_algorithm_find(const char *name)
 tc_status tc_alltoall_plan_with_options(const char *name, const tc_topology *topo, const tc_plan_options *opt,
                                         int execute, tc_schedule **sched)
 {
-    static const tc_plan_options defaults = {1, TC_DEFAULT_FANOUT, NULL, 1};
+    static const tc_plan_options defaults = {1, TC_DEFAULT_FANOUT, NULL, 1, 0};
     int i = tc_algorithm_find(name);
     if (i < 0) {
         char list[512];
@@ -67,7 +67,8 @@ tc_status tc_alltoall_plan_with_options(const char *name, const tc_topology *top
     tc_status rc = algorithms[i].plan(topo, &o, sched);
     if (rc != TC_OK || !execute || !tc_algorithm_runs_with_syncs(i)) return rc;
     tc_sync_stats stats;
-    rc = tc_schedule_add_syncs(*sched, topo, o.sync_depth, &stats);
+    if (o.balance_phases) rc = tc_schedule_order_steps(*sched, topo);
+    if (rc == TC_OK) rc = tc_schedule_add_syncs(*sched, topo, o.sync_depth, &stats);
     if (rc != TC_OK) {
         tc_schedule_destroy(*sched);
         *sched = NULL;
@@ -83,6 +84,6 @@ tc_status tc_alltoall_plan(const char *name, const tc_topology *topo, tc_schedul
 tc_status tc_alltoall_plan_for_execution(const char *name, const tc_topology *topo, int sync_depth,
                                          tc_schedule **sched)
 {
-    tc_plan_options o = {1, TC_DEFAULT_FANOUT, NULL, sync_depth};
+    tc_plan_options o = {1, TC_DEFAULT_FANOUT, NULL, sync_depth, 0};
     return tc_alltoall_plan_with_options(name, topo, &o, 1, sched);
 }

@@ -122,6 +122,11 @@ tc_status tc_shift_plan(const tc_topology *topo, const char *name, tc_schedule *
 int tc_edge_colour_rounds(int p);
 int tc_edge_colour(int i, int r, int p);
 
+/* Reorder a direct phase schedule's steps (before its syncs are added) so
+ * that links are handed between senders evenly (phase_order.c); forwarding
+ * schedules and very large ones are left as they are. */
+tc_status tc_schedule_order_steps(tc_schedule *s, const tc_topology *topo);
+
 /* "a, b, c": the names of a table (name_of(0..count-1)) for error messages. */
 void tc_join_names(char *buf, size_t len, int count, const char *(*name_of)(int));
 

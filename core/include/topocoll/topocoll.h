@@ -304,6 +304,9 @@ typedef struct tc_plan_options {
     const int *clusters;    /* local-group: cluster id (>= 0) of each rank; NULL:
                                the topology's (tc_topology_clusters)               */
     int sync_depth;         /* for execution: see tc_schedule_add_syncs; 0: 1      */
+    int balance_phases;     /* for execution: 1 orders a direct phase schedule's
+                               phases so that links change senders evenly
+                               (phase_order.c); 0 keeps the generator's order */
 } tc_plan_options;
 #define TC_DEFAULT_FANOUT 4
 unsigned tc_algorithm_params(int index);

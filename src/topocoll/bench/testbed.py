@@ -53,6 +53,8 @@ class TestbedBackend:
                 "mca": " ".join(f"{k}={v}" for k, v in sorted(self.mca.items())) or "Open MPI defaults",
                 "sync_depth": self.sync_depth or "default",
                 "pace": self.env.get("TOPOCOLL_PACE", "auto"), "pace_lead": self.env.get("TOPOCOLL_PACE_LEAD", "500us"),
+                "nap": self.env.get("TOPOCOLL_NAP", mpi.TESTBED_NAP),
+                "phase_order": self.env.get("TOPOCOLL_PHASE_ORDER", "paper"),
                 **self.env,
                 "ranks_per_machine": "/".join(map(str, sorted(set(self.counts)))),
                 "load_average": "/".join(f"{x:.2f}" for x in self.load)}
@@ -64,7 +66,7 @@ class TestbedBackend:
         env = {"LD_PRELOAD": str(library_path().parent / "libtopocoll_pmpi.so"),
                "TOPOCOLL_TOPOLOGY": self.topology_arg, "TOPOCOLL_STATS": "1", **self.env,
                **collective_env(self.collective, algorithm)}
-        mpi.with_rate(self.record, env)
+        mpi.executor_env(self.record, env)
         if self.sync_depth:
             env["TOPOCOLL_SYNC_DEPTH"] = str(self.sync_depth)
         argv = [str(program(self.collective)), "--warmup", str(warmup), "--repetitions", str(repetitions)] + [str(s) for s in sizes]

@@ -14,6 +14,28 @@ description = ("time MPI_Alltoall for several algorithms on a topology (SimGrid 
 
 DEFAULT_SIZES = "8K,16K,32K,64K,128K,256K"
 
+# Options that only set a variable of the PMPI library for the ranks.
+PMPI_OPTIONS = [
+    ("--segment-size", "TOPOCOLL_SEGMENT_SIZE",
+     dict(metavar="BYTES", help="sync-shuffle, group-shuffle: segment size (default 16K)")),
+    ("--fanout", "TOPOCOLL_FANOUT", dict(type=int, metavar="W", help="group-shuffle: partners a round (default 4)")),
+    ("--clusters", "TOPOCOLL_CLUSTERS",
+     dict(metavar="LABELS", help="local-group: cluster of each rank, comma separated (default: cut the bottleneck "
+                                 "links)")),
+    ("--pace", "TOPOCOLL_PACE",
+     dict(choices=["auto", "off"], help="testbed: hand a link to the next message once the bytes could have crossed "
+                                        "it, in pieces under the eager limit (default auto: where link rates are "
+                                        "known)")),
+    ("--pace-lead", "TOPOCOLL_PACE_LEAD",
+     dict(metavar="TIME", help="testbed: how much earlier than that the sync leaves (default 500us)")),
+    ("--nap", "TOPOCOLL_NAP",
+     dict(metavar="TIME", help="a waiting rank sleeps up to TIME between tests instead of spinning in the MPI "
+                               "(default: 200us on the testbed, else 0: spin)")),
+    ("--phase-order", "TOPOCOLL_PHASE_ORDER",
+     dict(choices=["paper", "balanced"], help="order of a synced schedule's phases: the generator's, or one that "
+                                              "hands links between senders evenly (default paper)")),
+]
+
 
 def setup_parser(p):
     add_topology_argument(p)
@@ -49,17 +71,8 @@ def setup_parser(p):
     p.add_argument("--ranks-per-machine", type=int, metavar="N",
                    help="N ranks on every machine (default: the topology's slots, else 1); machines with several "
                         "ranks are planned as switches holding them")
-    p.add_argument("--segment-size", metavar="BYTES",
-                   help="sync-shuffle, group-shuffle: segment size (TOPOCOLL_SEGMENT_SIZE; default 16K)")
-    p.add_argument("--fanout", type=int, metavar="W", help="group-shuffle: partners a round (TOPOCOLL_FANOUT; default 4)")
-    p.add_argument("--clusters", metavar="LABELS",
-                   help="local-group: cluster of each rank, comma separated (TOPOCOLL_CLUSTERS; default: cut the "
-                        "bottleneck links)")
-    p.add_argument("--pace", choices=["auto", "off"],
-                   help="testbed: hand a link to the next message once the bytes could have crossed it, in pieces "
-                        "under the eager limit (TOPOCOLL_PACE; default auto: where link rates are known)")
-    p.add_argument("--pace-lead", metavar="TIME",
-                   help="testbed: how much earlier than that the sync leaves (TOPOCOLL_PACE_LEAD; default 500us)")
+    for flag, var, kwargs in PMPI_OPTIONS:
+        p.add_argument(flag, **{**kwargs, "help": f"{kwargs['help']} ({var})"})
     p.add_argument("--csv", help="write every timed call to this CSV file")
     p.add_argument("--plot", help="write the figure (time and throughput against size) to this PNG file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -110,18 +123,12 @@ def levels_of(topo) -> int:
 
 
 def parameter_env(args) -> dict:
-    """The PMPI library's variables for the algorithms' parameters."""
+    """The PMPI library's variables the options given set."""
     env = {}
-    if args.segment_size:
-        env["TOPOCOLL_SEGMENT_SIZE"] = str(harness.parse_size(args.segment_size))
-    if args.fanout:
-        env["TOPOCOLL_FANOUT"] = str(args.fanout)
-    if args.clusters:
-        env["TOPOCOLL_CLUSTERS"] = args.clusters
-    if args.pace:
-        env["TOPOCOLL_PACE"] = args.pace
-    if args.pace_lead:
-        env["TOPOCOLL_PACE_LEAD"] = args.pace_lead
+    for flag, var, _ in PMPI_OPTIONS:
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if value:
+            env[var] = str(harness.parse_size(value)) if var == "TOPOCOLL_SEGMENT_SIZE" else str(value)
     return env
 
 

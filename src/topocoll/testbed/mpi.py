@@ -24,11 +24,18 @@ MCA = {
 }
 
 
-def with_rate(record: dict, env: dict) -> dict:
-    """env with TOPOCOLL_BANDWIDTH set to the testbed's link rate unless given:
-    the rate of the links the topology gives none, which the executor paces by."""
+# The testbed runs every machine's ranks on this host's few cores: waiting
+# ranks nap instead of spinning (README, "Waiting without spinning").
+TESTBED_NAP = "200us"
+
+
+def executor_env(record: dict, env: dict) -> dict:
+    """env with the testbed's variables for the executor unless given:
+    TOPOCOLL_BANDWIDTH, the rate of the links the topology gives none, which
+    it paces by, and TOPOCOLL_NAP (the ranks outnumber the cores)."""
     if record and record.get("rate_bps"):
         env.setdefault("TOPOCOLL_BANDWIDTH", f"{record['rate_bps']:.0f}")
+    env.setdefault("TOPOCOLL_NAP", TESTBED_NAP)
     return env
 
 
@@ -61,6 +68,6 @@ def run(argv: list[str], env: dict[str, str] | None = None, np: int | None = Non
     record = net.status()
     if not record or not record.get("up"):
         raise TopocollError("invalid argument", "no testbed is up ('topocoll testbed up T' first)")
-    env = with_rate(record, dict(env or {}))
+    env = executor_env(record, dict(env or {}))
     with mpirun_command(record, argv, sorted(env), np, mca) as cmd:
         return subprocess.run(cmd, env=dict(os.environ, **env), capture_output=capture, text=True, timeout=timeout)
