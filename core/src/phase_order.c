@@ -16,19 +16,22 @@
  *
  * The order is chosen greedily on a small timing model: a message takes its
  * share of a block on every link of its path, a link handed to another
- * sender costs HANDOFF more, a sender's messages follow each other on its
- * link; the next phase is the one that would finish first (ties: the least
- * summed finish, then the paper's order), then improved by moving single
+ * sender costs HANDOFF more for each switch the sync crosses (a sync that
+ * crosses a busy inter-switch port waits in its queue: median hand-offs of
+ * 0.76 ms within a switch, 1.43 ms across one, on the emulated cluster), a
+ * sender's messages follow each other on its link; the next phase is the
+ * one that would finish first (ties: the least summed finish, then the
+ * paper's order), then improved by moving single
  * phases while the model's makespan (or summed finish) drops.  Cost
  * O(phases x messages x height), and phases^2 x messages x height a pass of
  * moves (at most 8); larger schedules than ORDER_WORK keep the paper's
  * order, larger than MOVE_WORK the greedy one.
  *
- * Measured on the emulated cluster (README, 2026-11-22, 4 alternating
- * rounds): 2 x 8 machines, 128 KB 746-758 ms against 750-761 in the paper's
- * order (within the noise); 3 x 4 machines at 256 KB 802-817 against
- * 794-800, worse.  So it is an option (TOPOCOLL_PHASE_ORDER=balanced), not
- * the default. */
+ * Measured on the emulated cluster (README, 2026-11-22, 3 alternating
+ * rounds): 2 x 8 machines 737-740 ms against 746-757 in the paper's order at
+ * 128 KB, 1479-1505 against 1504-1515 at 256 KB; but 3 x 4 machines
+ * 798-805 against 789-792 at 256 KB.  So it is an option
+ * (TOPOCOLL_PHASE_ORDER=balanced), not the default. */
 #include "tc_internal.h"
 
 #include <stdlib.h>
@@ -37,6 +40,7 @@
 #define HANDOFF 0.1             /* a hand-off, in blocks' time (1/10 of a block) */
 #define ORDER_WORK 40000000LL   /* phases x messages beyond which the order is kept */
 #define MOVE_WORK 20000000LL    /* phases^2 x messages beyond which the greedy order stays */
+#define MAX_RANKS 2048          /* the p x p hop table */
 
 typedef struct model {
     const tc_schedule *s;
@@ -44,8 +48,12 @@ typedef struct model {
     const int32_t *paths;
     double *efree, *rfree;      /* when each directed link, each sender's link is free */
     int32_t *elast;             /* each link's last sender (-1: none) */
+    const int32_t *hops;        /* p x p: links between two senders (the sync's way) */
     int E, p;
 } model;
+
+/* A hand-off from sender q to r: its sync crosses hops - 1 switches. */
+static double handoff(const model *m, int q, int r) { return HANDOFF * (m->hops[(size_t)q * m->p + r] - 1); }
 
 static void model_reset(model *m)
 {
@@ -60,7 +68,7 @@ static double op_finish(const model *m, int64_t i)
     double start = m->rfree[op->src];
     for (int64_t q = m->plen[i]; q < m->plen[i + 1]; q++) {
         int e = m->paths[q];
-        double t = m->efree[e] + (m->elast[e] >= 0 && m->elast[e] != op->src ? HANDOFF : 0);
+        double t = m->efree[e] + (m->elast[e] >= 0 && m->elast[e] != op->src ? handoff(m, m->elast[e], op->src) : 0);
         if (t > start) start = t;
     }
     return start + 1.0 / (op->parts > 1 ? op->parts : 1);
@@ -108,17 +116,20 @@ tc_status tc_schedule_order_steps(tc_schedule *s, const tc_topology *topo)
     if (s->num_syncs) TC_FAIL(TC_ERR_ARG, "phase order: '%s' has syncs already; order its steps first", s->algorithm);
     for (int64_t i = 0; i < s->num_ops; i++)
         if (s->ops[i].first_block >= 0) return TC_OK;   /* forwarding: steps depend on each other */
-    if (n < 3 || (int64_t)n * s->num_ops > ORDER_WORK) return TC_OK;
+    if (n < 3 || (int64_t)n * s->num_ops > ORDER_WORK || p > MAX_RANKS) return TC_OK;
     tc_status rc = TC_OK;
     double *efree = tc_xcalloc((size_t)E + 1, sizeof(double)), *rfree = tc_xcalloc((size_t)p + 1, sizeof(double));
     int32_t *elast = tc_xmalloc(sizeof(int32_t) * ((size_t)E + 1)), *path = tc_xmalloc(sizeof(int32_t) * (2 * (size_t)h + 2));
     int64_t *plen = tc_xmalloc(sizeof(int64_t) * ((size_t)s->num_ops + 1));
     int32_t *paths = NULL, *order = tc_xmalloc(sizeof(int32_t) * (size_t)n);
+    int32_t *hops = tc_xmalloc(sizeof(int32_t) * (size_t)p * (size_t)p);
     char *used = tc_xcalloc((size_t)n, 1);
     int64_t *begin = NULL;
     tc_op *ops = NULL;
-    if (!efree || !rfree || !elast || !path || !plen || !order || !used)
+    if (!efree || !rfree || !elast || !path || !plen || !order || !used || !hops)
         TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "phase order: out of memory");
+    for (int q = 0; q < p; q++)
+        for (int r = 0; r < p; r++) hops[(size_t)q * p + r] = q == r ? 1 : tc_topology_path(topo, q, r, path);
     /* every op's path, once */
     int64_t total = 0;
     for (int64_t i = 0; i < s->num_ops; i++) {
@@ -129,7 +140,7 @@ tc_status tc_schedule_order_steps(tc_schedule *s, const tc_topology *topo)
     paths = tc_xmalloc(sizeof(int32_t) * (size_t)(total + 1));
     if (!paths) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "phase order: out of memory");
     for (int64_t i = 0; i < s->num_ops; i++) tc_topology_path(topo, s->ops[i].src, s->ops[i].dst, paths + plen[i]);
-    model m = {s, plen, paths, efree, rfree, elast, E, p};
+    model m = {s, plen, paths, efree, rfree, elast, hops, E, p};
     model_reset(&m);
     /* greedy: the phase that would finish first */
     for (int k = 0; k < n; k++) {
@@ -196,7 +207,7 @@ tc_status tc_schedule_order_steps(tc_schedule *s, const tc_topology *topo)
     begin = NULL;
     ops = NULL;
 out:
-    free(efree); free(rfree); free(elast); free(path); free(plen); free(paths); free(order); free(used);
+    free(efree); free(rfree); free(elast); free(path); free(plen); free(paths); free(order); free(used); free(hops);
     free(begin); free(ops);
     return rc;
 }
