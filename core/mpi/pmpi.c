@@ -202,6 +202,18 @@ static int env_whole(const char *var, const char *text, int dflt)
     return (int)v;
 }
 
+/* A time >= 0 (seconds; bare numbers are seconds) from variable var's text;
+ * dflt when unset. */
+static double env_time(const char *var, const char *text, double dflt, const char *example)
+{
+    double v = dflt;
+    char what[160];
+    snprintf(what, sizeof what, "%s=%s", var, text ? text : "");
+    if (text && *text && (tc_parse_time(text, 1, &v) != TC_OK || v < 0))
+        fatal("%s: expected a time such as %s", what, example);
+    return v;
+}
+
 static void load_config(void)
 {
     if (g.loaded) return;
@@ -248,14 +260,9 @@ static void load_config(void)
     }
     if (bw && *bw && (tc_parse_rate(bw, 1, &g.bandwidth) != TC_OK || g.bandwidth <= 0))
         fatal("TOPOCOLL_BANDWIDTH=%s: expected a rate such as 100Mbit or 1Gbit%s", bw, "");
-    g.pace_lead = 0.0005;
-    if (lead && *lead && (tc_parse_time(lead, 1, &g.pace_lead) != TC_OK || g.pace_lead < 0))
-        fatal("TOPOCOLL_PACE_LEAD=%s: expected a time such as 2ms%s", lead, "");
+    g.pace_lead = env_time("TOPOCOLL_PACE_LEAD", lead, 0.0005, "2ms");
     g.piece_size = env_size("TOPOCOLL_PIECE_SIZE", piece, 64000, "64000 or 32K");
-    const char *nap = getenv("TOPOCOLL_NAP");
-    g.nap = TOPOCOLL_DEFAULT_NAP;
-    if (nap && *nap && (tc_parse_time(nap, 1, &g.nap) != TC_OK || g.nap < 0))
-        fatal("TOPOCOLL_NAP=%s: expected a time such as 200us, or 0 to spin%s", nap, "");
+    g.nap = env_time("TOPOCOLL_NAP", getenv("TOPOCOLL_NAP"), TOPOCOLL_DEFAULT_NAP, "200us, or 0 to spin");
 #ifdef TOPOCOLL_SMPI
     g.nap = 0;   /* a nap would pass real time, not simulated time */
 #endif
