@@ -214,6 +214,22 @@ static double env_time(const char *var, const char *text, double dflt, const cha
     return v;
 }
 
+/* The index of variable var's text among words (NULL-terminated); dflt when
+ * unset. */
+static int env_word(const char *var, const char *text, const char *const *words, int dflt)
+{
+    if (!text || !*text) return dflt;
+    char what[160], list[160] = "";
+    for (int i = 0; words[i]; i++) {
+        if (!strcmp(text, words[i])) return i;
+        if (i) strncat(list, ", ", sizeof list - strlen(list) - 1);
+        strncat(list, words[i], sizeof list - strlen(list) - 1);
+    }
+    snprintf(what, sizeof what, "%s=%s", var, text);
+    fatal("%s: expected one of %s", what, list);
+    return dflt;
+}
+
 static void load_config(void)
 {
     if (g.loaded) return;
@@ -252,12 +268,8 @@ static void load_config(void)
     g.fanout = env_whole("TOPOCOLL_FANOUT", fan, TC_DEFAULT_FANOUT);
     const char *pace = getenv("TOPOCOLL_PACE"), *bw = getenv("TOPOCOLL_BANDWIDTH");
     const char *lead = getenv("TOPOCOLL_PACE_LEAD"), *piece = getenv("TOPOCOLL_PIECE_SIZE");
-    g.pace = TOPOCOLL_DEFAULT_PACE;
-    if (pace && *pace) {
-        if (!strcmp(pace, "auto") || !strcmp(pace, "on")) g.pace = 1;
-        else if (!strcmp(pace, "off")) g.pace = 0;
-        else fatal("TOPOCOLL_PACE=%s: expected auto, on or off%s", pace, "");
-    }
+    static const char *const pace_words[] = {"off", "auto", "on", NULL};
+    g.pace = env_word("TOPOCOLL_PACE", pace, pace_words, TOPOCOLL_DEFAULT_PACE) != 0;
     if (bw && *bw && (tc_parse_rate(bw, 1, &g.bandwidth) != TC_OK || g.bandwidth <= 0))
         fatal("TOPOCOLL_BANDWIDTH=%s: expected a rate such as 100Mbit or 1Gbit%s", bw, "");
     g.pace_lead = env_time("TOPOCOLL_PACE_LEAD", lead, 0.0005, "2ms");
@@ -266,11 +278,8 @@ static void load_config(void)
 #ifdef TOPOCOLL_SMPI
     g.nap = 0;   /* a nap would pass real time, not simulated time */
 #endif
-    const char *order = getenv("TOPOCOLL_PHASE_ORDER");
-    if (order && *order) {
-        if (!strcmp(order, "balanced")) g.balance_phases = 1;
-        else if (strcmp(order, "paper")) fatal("TOPOCOLL_PHASE_ORDER=%s: expected balanced or paper%s", order, "");
-    }
+    static const char *const order_words[] = {"paper", "balanced", NULL};
+    g.balance_phases = env_word("TOPOCOLL_PHASE_ORDER", getenv("TOPOCOLL_PHASE_ORDER"), order_words, 0);
     if (clusters && *clusters)
         per_rank("TOPOCOLL_CLUSTERS", clusters, "clusters", &g.clusters, &g.clusters_count);
     if (map && *map) per_rank("TOPOCOLL_RANK_MAP", map, "machines", &g.rank_map, &g.rank_map_count);

@@ -410,6 +410,21 @@ static int tcx_post(int send, char *at, int n, MPI_Datatype t, int peer, tcx_sta
     return rc;
 }
 
+/* Seconds the paced sends [j, k) of a step take on the rank's link. */
+static double tcx_step_time(const tcx_state *st, int j, int k, const tcx_side *snd)
+{
+    double t = 0;
+    int size;
+    TCX(Type_size)(snd->type, &size);
+    for (; j < k; j++) {
+        int dst = tcx_op(st->sched, st->view.send_op[j], 1), n;
+        if (!tcx_paced(st, dst)) continue;
+        tcx_piece(st->sched, st->view.send_op[j], snd, dst, &n);
+        t += 8.0 * (double)n * size / st->rate_to[dst];
+    }
+    return t;
+}
+
 static int tcx_run_direct(tcx_state *st, tcx_side snd, tcx_side rcv)
 {
     const tcx_schedule *s = st->sched;
@@ -439,10 +454,6 @@ static int tcx_run_direct(tcx_state *st, tcx_side snd, tcx_side rcv)
             int dst = tcx_op(s, v->send_op[k], 1), n;
             char *at = tcx_piece(s, v->send_op[k], &snd, dst, &n);
             rc = tcx_wait_syncs(st, k, yreq);
-            /* paced: the step's bytes follow the last step's on the link, not
-             * alongside them (sharing it, each message of a run of steps
-             * without syncs would finish with the last) */
-            if (k == j && link_free > 0 && rc == MPI_SUCCESS) rc = tcx_idle_until(st, link_free - st->pace_lead);
             if (k == j) t_step = TCX(Wtime)();
             if (st->trace) st->trace(st->trace_ctx, TCX_EV_START, v->send_op[k], TCX(Wtime)());
             if (rc == MPI_SUCCESS) rc = tcx_post(1, at, n, snd.type, dst, st, sreq, &ns);
@@ -450,23 +461,18 @@ static int tcx_run_direct(tcx_state *st, tcx_side snd, tcx_side rcv)
         if (rc == MPI_SUCCESS) rc = tcx_waitall(st, ns, sreq);
         if (st->trace)
             for (int k = j; k < e; k++) st->trace(st->trace_ctx, TCX_EV_DONE, v->send_op[k], TCX(Wtime)());
-        /* paced: the rank's link carries its steps' bytes one after another
-         * (a step without syncs to send does not wait, but its bytes still
-         * queue ahead of the next step's on the link) */
-        double bytes_time = 0;
-        for (int k = j; k < e; k++) {
-            int dst = tcx_op(s, v->send_op[k], 1), n, size;
-            if (!tcx_paced(st, dst)) continue;
-            tcx_piece(s, v->send_op[k], &snd, dst, &n);
-            TCX(Type_size)(snd.type, &size);
-            bytes_time += 8.0 * (double)n * size / st->rate_to[dst];
+        /* paced: the rank's link carries its steps' bytes one after another;
+         * the step's syncs and the next step wait until they have (less the
+         * lead), so that a run of steps without syncs does not share the link
+         * (each message would finish with the last) */
+        double bytes_time = tcx_step_time(st, j, e, &snd);
+        int notifies = v->notify_begin[e] > v->notify_begin[j];
+        if (bytes_time > 0) {
+            link_free = (link_free > t_step ? link_free : t_step) + bytes_time;
+            st->paced_steps += notifies;
+            if (rc == MPI_SUCCESS) rc = tcx_idle_until(st, link_free - st->pace_lead);
         }
-        if (bytes_time > 0) link_free = (link_free > t_step ? link_free : t_step) + bytes_time;
-        if (rc == MPI_SUCCESS && bytes_time > 0 && v->notify_begin[e] > v->notify_begin[j]) {
-            st->paced_steps++;
-            rc = tcx_idle_until(st, link_free - st->pace_lead);
-        }
-        if (st->trace && v->notify_begin[e] > v->notify_begin[j])
+        if (st->trace && notifies)
             for (int k = j; k < e; k++)
                 if (v->notify_begin[k + 1] > v->notify_begin[k])
                     st->trace(st->trace_ctx, TCX_EV_NOTIFY, v->send_op[k], TCX(Wtime)());
