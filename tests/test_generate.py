@@ -21,12 +21,27 @@ COMPILERS = {"openmpi": "mpicc.openmpi", "mpich": "mpicc.mpich"}
 
 
 def test_golden_figure1():
-    text = generate(Topology.load(EXAMPLES / "figure1.yaml"), "faraj-yuan", "fig1_alltoall")
+    # the paper's phases (its Figure 1 example), not the default grouped ones
+    text = generate(Topology.load(EXAMPLES / "figure1.yaml"), "faraj-yuan", "fig1_alltoall", phase_order="paper")
     # the executor is embedded verbatim; the plan and entry point match the golden file
     executor = (ROOT / "core" / "mpi" / "tc_exec.h").read_text()
     assert executor in text
     plan = text[text.index(MARK):]
     assert plan == GOLDEN.read_text(), "regenerate tests/golden with tests/golden/update.py if intended"
+
+
+def test_cli_phase_order(tmp_path, capsys):
+    """--phase-order paper writes the golden plan; the default writes the
+    grouped phases the PMPI library runs, and says so."""
+    out = {}
+    for order in ("paper", None):
+        f = tmp_path / f"{order}.c"
+        argv = ["generate", str(EXAMPLES / "figure1.yaml"), "-o", str(f), "--name", "fig1_alltoall"]
+        assert main(argv + (["--phase-order", order] if order else [])) == 0
+        out[order] = f.read_text()
+    assert out["paper"][out["paper"].index(MARK):] == GOLDEN.read_text()
+    assert out[None][out[None].index(MARK):] != GOLDEN.read_text()
+    assert "(faraj-yuan, grouped phases)" in out[None]
 
 
 def test_bad_name():

@@ -78,7 +78,7 @@ static struct {
     double pace_lead;           /* TOPOCOLL_PACE_LEAD, seconds */
     long long piece_size;       /* TOPOCOLL_PIECE_SIZE, bytes */
     double nap;                 /* TOPOCOLL_NAP: longest nap while waiting, seconds (0: spin) */
-    int balance_phases;         /* TOPOCOLL_PHASE_ORDER: paper (0) or balanced (1) */
+    int phase_order;            /* TOPOCOLL_PHASE_ORDER: TC_PHASE_ORDER_* */
     int fanout;                 /* TOPOCOLL_FANOUT */
     char *clusters;             /* TOPOCOLL_CLUSTERS: NUL-separated, one per world rank */
     size_t clusters_count;
@@ -278,8 +278,8 @@ static void load_config(void)
 #ifdef TOPOCOLL_SMPI
     g.nap = 0;   /* a nap would pass real time, not simulated time */
 #endif
-    static const char *const order_words[] = {"paper", "balanced", NULL};
-    g.balance_phases = env_word("TOPOCOLL_PHASE_ORDER", getenv("TOPOCOLL_PHASE_ORDER"), order_words, 0);
+    static const char *const order_words[] = TC_PHASE_ORDER_NAMES;
+    g.phase_order = env_word("TOPOCOLL_PHASE_ORDER", getenv("TOPOCOLL_PHASE_ORDER"), order_words, TC_PHASE_ORDER_GROUPED);
     if (clusters && *clusters)
         per_rank("TOPOCOLL_CLUSTERS", clusters, "clusters", &g.clusters, &g.clusters_count);
     if (map && *map) per_rank("TOPOCOLL_RANK_MAP", map, "machines", &g.rank_map, &g.rank_map_count);
@@ -482,7 +482,7 @@ static tcx_state *state_for(comm_plan *cp, MPI_Comm comm, long long block)
     plan_entry *e;
     if (cp->nentries < PLANS_PER_COMM) e = &cp->entry[cp->nentries++];
     else { e = &cp->entry[cp->next]; cp->next = (cp->next + 1) % PLANS_PER_COMM; entry_free(e); }
-    tc_plan_options opt = {segments, g.fanout, cp->clusters, g.sync_depth, g.balance_phases};
+    tc_plan_options opt = {segments, g.fanout, cp->clusters, g.sync_depth, g.phase_order};
     if (tc_alltoall_plan_with_options(tc_algorithm_name(cp->algorithm), cp->topo, &opt, 1, &e->sched) != TC_OK)
         fatal("planning %s failed: %s", tc_algorithm_name(cp->algorithm), tc_error_message());
     tc_schedule *s = e->sched;

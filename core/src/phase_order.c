@@ -112,34 +112,24 @@ static int better(double end, double sum, double best_end, double best_sum)
 
 tc_status tc_schedule_order_steps(tc_schedule *s, const tc_topology *topo)
 {
-    const int n = s->num_steps, p = s->num_ranks, E = 2 * tc_topology_num_links(topo), h = tc_topology_height(topo);
+    const int n = s->num_steps, p = s->num_ranks, E = 2 * tc_topology_num_links(topo);
     if (s->num_syncs) TC_FAIL(TC_ERR_ARG, "phase order: '%s' has syncs already; order its steps first", s->algorithm);
     for (int64_t i = 0; i < s->num_ops; i++)
         if (s->ops[i].first_block >= 0) return TC_OK;   /* forwarding: steps depend on each other */
     if (n < 3 || (int64_t)n * s->num_ops > ORDER_WORK || p > MAX_RANKS) return TC_OK;
     tc_status rc = TC_OK;
     double *efree = tc_xcalloc((size_t)E + 1, sizeof(double)), *rfree = tc_xcalloc((size_t)p + 1, sizeof(double));
-    int32_t *elast = tc_xmalloc(sizeof(int32_t) * ((size_t)E + 1)), *path = tc_xmalloc(sizeof(int32_t) * (2 * (size_t)h + 2));
-    int64_t *plen = tc_xmalloc(sizeof(int64_t) * ((size_t)s->num_ops + 1));
+    int32_t *elast = tc_xmalloc(sizeof(int32_t) * ((size_t)E + 1));
+    int64_t *plen = NULL;
     int32_t *paths = NULL, *order = tc_xmalloc(sizeof(int32_t) * (size_t)n);
-    int32_t *hops = tc_xmalloc(sizeof(int32_t) * (size_t)p * (size_t)p);
+    int32_t *hops = NULL;
     char *used = tc_xcalloc((size_t)n, 1);
     int64_t *begin = NULL;
     tc_op *ops = NULL;
-    if (!efree || !rfree || !elast || !path || !plen || !order || !used || !hops)
+    if (!efree || !rfree || !elast || !order || !used)
         TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "phase order: out of memory");
-    for (int q = 0; q < p; q++)
-        for (int r = 0; r < p; r++) hops[(size_t)q * p + r] = q == r ? 1 : tc_topology_path(topo, q, r, path);
-    /* every op's path, once */
-    int64_t total = 0;
-    for (int64_t i = 0; i < s->num_ops; i++) {
-        plen[i] = total;
-        total += tc_topology_path(topo, s->ops[i].src, s->ops[i].dst, path);
-    }
-    plen[s->num_ops] = total;
-    paths = tc_xmalloc(sizeof(int32_t) * (size_t)(total + 1));
-    if (!paths) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "phase order: out of memory");
-    for (int64_t i = 0; i < s->num_ops; i++) tc_topology_path(topo, s->ops[i].src, s->ops[i].dst, paths + plen[i]);
+    TC_TRY(rc, out, tc_schedule_op_paths(s, topo, &plen, &paths));
+    if (!(hops = tc_topology_hop_table(topo))) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "phase order: out of memory");
     model m = {s, plen, paths, efree, rfree, elast, hops, E, p};
     model_reset(&m);
     /* greedy: the phase that would finish first */
@@ -207,7 +197,7 @@ tc_status tc_schedule_order_steps(tc_schedule *s, const tc_topology *topo)
     begin = NULL;
     ops = NULL;
 out:
-    free(efree); free(rfree); free(elast); free(path); free(plen); free(paths); free(order); free(used); free(hops);
+    free(efree); free(rfree); free(elast); free(plen); free(paths); free(order); free(used); free(hops);
     free(begin); free(ops);
     return rc;
 }

@@ -51,7 +51,7 @@ int tc_algorithm_find(const char *name)
 tc_status tc_alltoall_plan_with_options(const char *name, const tc_topology *topo, const tc_plan_options *opt,
                                         int execute, tc_schedule **sched)
 {
-    static const tc_plan_options defaults = {1, TC_DEFAULT_FANOUT, NULL, 1, 0};
+    static const tc_plan_options defaults = {1, TC_DEFAULT_FANOUT, NULL, 1, TC_PHASE_ORDER_GROUPED};
     int i = tc_algorithm_find(name);
     if (i < 0) {
         char list[512];
@@ -64,10 +64,13 @@ tc_status tc_alltoall_plan_with_options(const char *name, const tc_topology *top
     if (o.fanout < 1) o.fanout = TC_DEFAULT_FANOUT;
     if (o.sync_depth < 1) o.sync_depth = 1;
     if (o.segments > 65536) TC_FAIL(TC_ERR_ARG, "%s: %d segments a block (at most 65536)", algorithms[i].name, o.segments);
+    if (o.phase_order < TC_PHASE_ORDER_GROUPED || o.phase_order > TC_PHASE_ORDER_BALANCED)
+        TC_FAIL(TC_ERR_ARG, "%s: phase order %d (0 grouped, 1 paper, 2 balanced)", algorithms[i].name, o.phase_order);
     tc_status rc = algorithms[i].plan(topo, &o, sched);
     if (rc != TC_OK || !execute || !tc_algorithm_runs_with_syncs(i)) return rc;
     tc_sync_stats stats;
-    if (o.balance_phases) rc = tc_schedule_order_steps(*sched, topo);
+    if (o.phase_order == TC_PHASE_ORDER_BALANCED) rc = tc_schedule_order_steps(*sched, topo);
+    else if (o.phase_order == TC_PHASE_ORDER_GROUPED) rc = tc_schedule_group_senders(*sched, topo);
     if (rc == TC_OK) rc = tc_schedule_add_syncs(*sched, topo, o.sync_depth, &stats);
     if (rc != TC_OK) {
         tc_schedule_destroy(*sched);
@@ -84,6 +87,6 @@ tc_status tc_alltoall_plan(const char *name, const tc_topology *topo, tc_schedul
 tc_status tc_alltoall_plan_for_execution(const char *name, const tc_topology *topo, int sync_depth,
                                          tc_schedule **sched)
 {
-    tc_plan_options o = {1, TC_DEFAULT_FANOUT, NULL, sync_depth, 0};
+    tc_plan_options o = {1, TC_DEFAULT_FANOUT, NULL, sync_depth, TC_PHASE_ORDER_GROUPED};
     return tc_alltoall_plan_with_options(name, topo, &o, 1, sched);
 }

@@ -252,3 +252,25 @@ tc_status tc_schedule_write_json(const tc_schedule *s, const tc_topology *topo, 
     if (ferror(f)) TC_FAIL(TC_ERR_IO, "could not write the schedule");
     return TC_OK;
 }
+
+tc_status tc_schedule_op_paths(const tc_schedule *s, const tc_topology *topo, int64_t **plen_out, int32_t **paths_out)
+{
+    const int h = tc_topology_height(topo);
+    int32_t *path = tc_xmalloc(sizeof(int32_t) * (2 * (size_t)h + 2)), *paths = NULL;
+    int64_t *plen = tc_xmalloc(sizeof(int64_t) * ((size_t)s->num_ops + 1)), total = 0;
+    if (!path || !plen) goto nomem;
+    for (int64_t i = 0; i < s->num_ops; i++) {
+        plen[i] = total;
+        total += tc_topology_path(topo, s->ops[i].src, s->ops[i].dst, path);
+    }
+    plen[s->num_ops] = total;
+    if (!(paths = tc_xmalloc(sizeof(int32_t) * (size_t)(total + 1)))) goto nomem;
+    for (int64_t i = 0; i < s->num_ops; i++) tc_topology_path(topo, s->ops[i].src, s->ops[i].dst, paths + plen[i]);
+    free(path);
+    *plen_out = plen;
+    *paths_out = paths;
+    return TC_OK;
+nomem:
+    free(path); free(plen); free(paths);
+    TC_FAIL(TC_ERR_NOMEM, "schedule '%s': out of memory for its messages' paths", s->algorithm);
+}

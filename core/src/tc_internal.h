@@ -127,6 +127,18 @@ int tc_edge_colour(int i, int r, int p);
  * schedules and very large ones are left as they are. */
 tc_status tc_schedule_order_steps(tc_schedule *s, const tc_topology *topo);
 
+/* Move a direct contention-free phase schedule's messages between its phases
+ * (before its syncs are added) so that busy links keep their senders for
+ * runs of phases (sender_runs.c); same phases count, still contention-free;
+ * other schedules and very large ones are left as they are. */
+tc_status tc_schedule_group_senders(tc_schedule *s, const tc_topology *topo);
+
+/* Every op's directed links: paths[plen[i] .. plen[i+1]) (both malloc'd). */
+tc_status tc_schedule_op_paths(const tc_schedule *s, const tc_topology *topo, int64_t **plen, int32_t **paths);
+/* p x p links between each two machines (1 from a machine to itself);
+ * malloc'd, NULL when memory ran out. */
+int32_t *tc_topology_hop_table(const tc_topology *topo);
+
 /* "a, b, c": the names of a table (name_of(0..count-1)) for error messages. */
 void tc_join_names(char *buf, size_t len, int count, const char *(*name_of)(int));
 

@@ -88,7 +88,11 @@ class _VerifyReport(ctypes.Structure):
 class _PlanOptions(ctypes.Structure):
     _fields_ = [("segments", ctypes.c_int), ("fanout", ctypes.c_int),
                 ("clusters", ctypes.POINTER(ctypes.c_int)), ("sync_depth", ctypes.c_int),
-                ("balance_phases", ctypes.c_int)]
+                ("phase_order", ctypes.c_int)]
+
+#: tc_plan_options.phase_order (TOPOCOLL_PHASE_ORDER), by name; the first
+#: is the library's default (TC_PHASE_ORDER_*)
+PHASE_ORDERS = {"grouped": 0, "paper": 1, "balanced": 2}
 
 
 class _Tree(ctypes.Structure):
@@ -471,16 +475,19 @@ class Schedule:
     @classmethod
     def plan_with(cls, algorithm: str, topology: Topology, execute: bool = False, segments: int = 1,
                   fanout: int = 0, clusters: list[int] | None = None, sync_depth: int = 1,
-                  balance_phases: bool = False) -> "Schedule":
+                  phase_order: str = "grouped") -> "Schedule":
         """Plan with the algorithm parameters of the registry (segments a
         block, group-shuffle fan-out, local-group clusters a rank); for
-        execution, also the phase order (the generator's, or balanced)."""
+        execution, also the phase order (PHASE_ORDERS: grouped, the
+        default; the generator's; or balanced)."""
+        if phase_order not in PHASE_ORDERS:
+            raise TopocollError("arg", f"phase order '{phase_order}'; valid: {', '.join(PHASE_ORDERS)}")
         arr = None
         if clusters is not None:
             if len(clusters) != topology.num_machines:
                 raise TopocollError("arg", f"{len(clusters)} cluster labels for {topology.num_machines} ranks")
             arr = (ctypes.c_int * len(clusters))(*clusters)
-        opt = _PlanOptions(segments, fanout, arr, sync_depth, int(balance_phases))
+        opt = _PlanOptions(segments, fanout, arr, sync_depth, PHASE_ORDERS[phase_order])
         h = ctypes.c_void_p()
         _check(lib().tc_alltoall_plan_with_options(algorithm.encode(), topology._h, ctypes.byref(opt), int(execute),
                                                    ctypes.byref(h)))

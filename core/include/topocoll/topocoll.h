@@ -304,10 +304,19 @@ typedef struct tc_plan_options {
     const int *clusters;    /* local-group: cluster id (>= 0) of each rank; NULL:
                                the topology's (tc_topology_clusters)               */
     int sync_depth;         /* for execution: see tc_schedule_add_syncs; 0: 1      */
-    int balance_phases;     /* for execution: 1 orders a direct phase schedule's
-                               phases so that links change senders evenly
-                               (phase_order.c); 0 keeps the generator's order */
+    int phase_order;        /* for execution, a direct phase schedule's phases:
+                               TC_PHASE_ORDER_* (0: grouped, the default)      */
 } tc_plan_options;
+/* tc_plan_options.phase_order (TOPOCOLL_PHASE_ORDER); the numbers are the
+ * positions of the names in TC_PHASE_ORDER_NAMES. */
+enum {
+    TC_PHASE_ORDER_GROUPED = 0,   /* messages moved between phases so that links
+                                     keep their senders (sender_runs.c)        */
+    TC_PHASE_ORDER_PAPER = 1,     /* the generator's phases, in its order        */
+    TC_PHASE_ORDER_BALANCED = 2   /* the generator's phases, ordered so that
+                                     links change senders evenly (phase_order.c) */
+};
+#define TC_PHASE_ORDER_NAMES {"grouped", "paper", "balanced", NULL}
 #define TC_DEFAULT_FANOUT 4
 unsigned tc_algorithm_params(int index);
 int tc_algorithm_count(void);

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .._core import TopocollError, algorithms, parse_time
+from .._core import PHASE_ORDERS, TopocollError, algorithms, parse_time
 from ..bench import harness
 from ..common import DEFAULT_BANDWIDTH, DEFAULT_LATENCY, add_topology_argument, load_topology, rate
 
@@ -32,8 +32,10 @@ PMPI_OPTIONS = [
      dict(metavar="TIME", help="a waiting rank sleeps up to TIME between tests instead of spinning in the MPI "
                                "(default: 200us on the testbed, else 0: spin)")),
     ("--phase-order", "TOPOCOLL_PHASE_ORDER",
-     dict(choices=["paper", "balanced"], help="order of a synced schedule's phases: the generator's, or one that "
-                                              "hands links between senders evenly (default paper)")),
+     dict(choices=list(PHASE_ORDERS), help="a synced schedule's phases: with messages moved between phases so "
+                                           "that links keep their senders (grouped, the default), the "
+                                           "generator's (paper), or the generator's in an order that hands "
+                                           "links between senders evenly (balanced)")),
 ]
 
 

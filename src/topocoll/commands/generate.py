@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import __version__
-from .._core import Schedule, TopocollError, algorithms, include_path
+from .._core import PHASE_ORDERS, Schedule, TopocollError, algorithms, include_path
 from ..common import add_plan_arguments, add_topology_argument, plan_options, plan_topology
 
 description = "write a self-contained C file with an MPI_Alltoall routine planned for a topology"
@@ -20,6 +20,10 @@ def setup_parser(p):
                    help="the routine's name (default %(default)s); same arguments as MPI_Alltoall")
     p.add_argument("--sync-depth", type=int, default=1, metavar="D",
                    help="messages a link may carry at once (default %(default)s: the paper's strict phases)")
+    p.add_argument("--phase-order", default=next(iter(PHASE_ORDERS)), choices=list(PHASE_ORDERS),
+                   help="a synced schedule's phases: messages moved between phases so that links keep their "
+                        "senders (grouped, the default, as the PMPI library runs them), the generator's (paper), "
+                        "or the generator's reordered (balanced); see TOPOCOLL_PHASE_ORDER")
     add_plan_arguments(p)
     p.add_argument("-a", "--algorithm", default="faraj-yuan", choices=[a["name"] for a in algorithms()],
                    help="algorithm (default %(default)s)")
@@ -44,12 +48,13 @@ def generate(topo, algorithm: str, name: str, sync_depth: int = 1, **options) ->
     if not name or name[0].isdigit() or any(c not in C_IDENT for c in name):
         raise TopocollError("invalid argument", f"--name '{name}' is not a C identifier")
     sched = Schedule.plan_for_execution(algorithm, topo, sync_depth, **options)
+    order = f", {options['phase_order']} phases" if "phase_order" in options else ""
     t = sched.tables()
     machines = topo.machines
     shown = ", ".join(machines[:8]) + (", ..." if len(machines) > 8 else "")
     n = topo.num_machines
     return f"""/*
- * {name}: MPI_Alltoall planned by topocoll {__version__} ({algorithm}) for the
+ * {name}: MPI_Alltoall planned by topocoll {__version__} ({algorithm}{order}) for the
  * topology '{topo.name}': {n} machines, {sched.num_steps} steps, {sched.num_ops} messages,
  * {len(t['syncs']) // 2} pairwise syncs.  Rank i of the communicator is machine i:
  * {shown}.
@@ -112,7 +117,7 @@ int {name}(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recv
 
 def run(args):
     topo = plan_topology(args)
-    text = generate(topo, args.algorithm, args.name, args.sync_depth, **plan_options(args))
+    text = generate(topo, args.algorithm, args.name, args.sync_depth, phase_order=args.phase_order, **plan_options(args))
     try:
         Path(args.output).write_text(text)
     except OSError as e:
