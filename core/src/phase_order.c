@@ -124,8 +124,7 @@ tc_status tc_schedule_order_steps(tc_schedule *s, const tc_topology *topo)
     int32_t *paths = NULL, *order = tc_xmalloc(sizeof(int32_t) * (size_t)n);
     int32_t *hops = NULL;
     char *used = tc_xcalloc((size_t)n, 1);
-    int64_t *begin = NULL;
-    tc_op *ops = NULL;
+    int32_t *step_of = NULL;
     if (!efree || !rfree || !elast || !order || !used)
         TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "phase order: out of memory");
     TC_TRY(rc, out, tc_schedule_op_paths(s, topo, &plen, &paths));
@@ -179,25 +178,13 @@ tc_status tc_schedule_order_steps(tc_schedule *s, const tc_topology *topo)
     }
 
     /* rewrite the steps in the chosen order */
-    begin = tc_xmalloc(sizeof(int64_t) * ((size_t)n + 1));
-    ops = tc_xmalloc(sizeof(tc_op) * (size_t)(s->num_ops ? s->num_ops : 1));
-    if (!begin || !ops) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "phase order: out of memory");
-    int64_t at = 0;
-    for (int k = 0; k < n; k++) {
-        begin[k] = at;
-        int64_t len = s->step_begin[order[k] + 1] - s->step_begin[order[k]];
-        memcpy(ops + at, s->ops + s->step_begin[order[k]], sizeof(tc_op) * (size_t)len);
-        at += len;
-    }
-    begin[n] = at;
-    free(s->step_begin);
-    free(s->ops);
-    s->step_begin = begin;
-    s->ops = ops;
-    begin = NULL;
-    ops = NULL;
+    step_of = tc_xmalloc(sizeof(int32_t) * (size_t)(s->num_ops + 1));
+    if (!step_of) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "phase order: out of memory");
+    for (int k = 0; k < n; k++)
+        for (int64_t i = s->step_begin[order[k]]; i < s->step_begin[order[k] + 1]; i++) step_of[i] = k;
+    rc = tc_schedule_set_steps(s, step_of);
 out:
     free(efree); free(rfree); free(elast); free(plen); free(paths); free(order); free(used); free(hops);
-    free(begin); free(ops);
+    free(step_of);
     return rc;
 }

@@ -253,6 +253,28 @@ tc_status tc_schedule_write_json(const tc_schedule *s, const tc_topology *topo, 
     return TC_OK;
 }
 
+tc_status tc_schedule_set_steps(tc_schedule *s, const int32_t *step_of)
+{
+    const int n = s->num_steps;
+    const int64_t ops = s->num_ops;
+    int64_t *begin = tc_xcalloc((size_t)n + 1, sizeof(int64_t));
+    tc_op *sorted = tc_xmalloc(sizeof(tc_op) * (size_t)(ops ? ops : 1));
+    if (!begin || !sorted) {
+        free(begin); free(sorted);
+        TC_FAIL(TC_ERR_NOMEM, "schedule '%s': out of memory", s->algorithm);
+    }
+    for (int64_t i = 0; i < ops; i++) begin[step_of[i] + 1]++;
+    for (int k = 0; k < n; k++) begin[k + 1] += begin[k];
+    for (int64_t i = 0; i < ops; i++) sorted[begin[step_of[i]]++] = s->ops[i];   /* begin[k]: end of step k */
+    for (int k = n; k > 0; k--) begin[k] = begin[k - 1];
+    begin[0] = 0;
+    free(s->step_begin);
+    free(s->ops);
+    s->step_begin = begin;
+    s->ops = sorted;
+    return TC_OK;
+}
+
 tc_status tc_schedule_op_paths(const tc_schedule *s, const tc_topology *topo, int64_t **plen_out, int32_t **paths_out)
 {
     const int h = tc_topology_height(topo);

@@ -152,10 +152,8 @@ tc_status tc_schedule_group_senders(tc_schedule *s, const tc_topology *topo)
     tc_status rc = TC_OK;
     int64_t *plen = NULL;
     int32_t *paths = NULL, *hops = NULL, *best = NULL, *comp = NULL, *links = NULL;
-    int64_t *begin = NULL;
     char *used = tc_xcalloc((size_t)E + 1, 1);
     runs r = {s, n, E, NULL, NULL, NULL, NULL, NULL, used, NULL, 0};
-    tc_op *sorted = NULL;
     r.occ = tc_xmalloc(sizeof(int32_t) * (size_t)E * (size_t)n);
     r.phase = tc_xmalloc(sizeof(int32_t) * (size_t)(ops + 1));
     r.mark = tc_xcalloc((size_t)(ops + E + 1), sizeof(int32_t));
@@ -213,23 +211,9 @@ tc_status tc_schedule_group_senders(tc_schedule *s, const tc_topology *topo)
         }
     }
 
-    /* rewrite the steps: ops by their best phase, in their old order within it */
-    begin = tc_xcalloc((size_t)n + 1, sizeof(int64_t));
-    sorted = tc_xmalloc(sizeof(tc_op) * (size_t)ops);
-    if (!begin || !sorted) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "sender runs: out of memory");
-    for (int64_t i = 0; i < ops; i++) begin[best[i] + 1]++;
-    for (int k = 0; k < n; k++) begin[k + 1] += begin[k];
-    for (int64_t i = 0; i < ops; i++) sorted[begin[best[i]]++] = s->ops[i];   /* begin[k]: end of phase k */
-    for (int k = n; k > 0; k--) begin[k] = begin[k - 1];
-    begin[0] = 0;
-    free(s->step_begin);
-    free(s->ops);
-    s->step_begin = begin;
-    s->ops = sorted;
-    begin = NULL;
-    sorted = NULL;
+    rc = tc_schedule_set_steps(s, best);
 out:
     free(plen); free(paths); free(hops); free(best); free(comp); free(links); free(used);
-    free(r.occ); free(r.phase); free(r.mark); free(begin); free(sorted);
+    free(r.occ); free(r.phase); free(r.mark);
     return rc;
 }

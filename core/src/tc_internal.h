@@ -133,6 +133,9 @@ tc_status tc_schedule_order_steps(tc_schedule *s, const tc_topology *topo);
  * other schedules and very large ones are left as they are. */
 tc_status tc_schedule_group_senders(tc_schedule *s, const tc_topology *topo);
 
+/* Move every op i to step step_of[i] (0 .. num_steps-1), keeping the ops of
+ * a step in their old order. */
+tc_status tc_schedule_set_steps(tc_schedule *s, const int32_t *step_of);
 /* Every op's directed links: paths[plen[i] .. plen[i+1]) (both malloc'd). */
 tc_status tc_schedule_op_paths(const tc_schedule *s, const tc_topology *topo, int64_t **plen, int32_t **paths);
 /* p x p links between each two machines (1 from a machine to itself);
