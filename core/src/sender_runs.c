@@ -63,7 +63,6 @@ typedef struct runs {
     int32_t *occ;                 /* occ[e * n + k]: the op on link e in phase k (-1) */
     int32_t *phase;               /* each op's phase */
     const int32_t *hops;          /* p x p links between two ranks */
-    const char *used;             /* per directed link: carries a message */
     int32_t *mark;                /* per op and per link: stamps */
     int32_t stamp;
 } runs;
@@ -111,7 +110,7 @@ static void lift(runs *r, int32_t op)
 }
 
 /* The Kempe component of op x between its phase and phase b, into comp;
- * the bottleneck links it touches into links.  Returns its size. */
+ * the links it uses into links.  Returns its size. */
 static int64_t component(runs *r, int32_t x, int b, int32_t *comp, int32_t *links, int64_t *nlinks)
 {
     const int a = r->phase[x];
@@ -126,7 +125,7 @@ static int64_t component(runs *r, int32_t x, int b, int32_t *comp, int32_t *link
         int other = r->phase[y] == a ? b : a;
         for (int64_t q = r->plen[y]; q < r->plen[y + 1]; q++) {
             int e = r->paths[q];
-            if (r->used[e] && link_mark[e] != st) { link_mark[e] = st; links[(*nlinks)++] = e; }
+            if (link_mark[e] != st) { link_mark[e] = st; links[(*nlinks)++] = e; }
             int32_t z = r->occ[(int64_t)e * r->n + other];
             if (z >= 0 && op_mark[z] != st) { op_mark[z] = st; comp[len++] = z; }
         }
@@ -152,15 +151,14 @@ tc_status tc_schedule_group_senders(tc_schedule *s, const tc_topology *topo)
     tc_status rc = TC_OK;
     int64_t *plen = NULL;
     int32_t *paths = NULL, *hops = NULL, *best = NULL, *comp = NULL, *links = NULL;
-    char *used = tc_xcalloc((size_t)E + 1, 1);
-    runs r = {s, n, E, NULL, NULL, NULL, NULL, NULL, used, NULL, 0};
+    runs r = {s, n, E, NULL, NULL, NULL, NULL, NULL, NULL, 0};
     r.occ = tc_xmalloc(sizeof(int32_t) * (size_t)E * (size_t)n);
     r.phase = tc_xmalloc(sizeof(int32_t) * (size_t)(ops + 1));
     r.mark = tc_xcalloc((size_t)(ops + E + 1), sizeof(int32_t));
     best = tc_xmalloc(sizeof(int32_t) * (size_t)(ops + 1));
     comp = tc_xmalloc(sizeof(int32_t) * (size_t)(ops + 1));
     links = tc_xmalloc(sizeof(int32_t) * ((size_t)E + 1));
-    if (!used || !r.occ || !r.phase || !r.mark || !best || !comp || !links)
+    if (!r.occ || !r.phase || !r.mark || !best || !comp || !links)
         TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "sender runs: out of memory");
     TC_TRY(rc, out, tc_schedule_op_paths(s, topo, &plen, &paths));
     if (!(hops = tc_topology_hop_table(topo))) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "sender runs: out of memory");
@@ -172,10 +170,8 @@ tc_status tc_schedule_group_senders(tc_schedule *s, const tc_topology *topo)
     for (int64_t i = 0; i < (int64_t)E * n; i++) r.occ[i] = -1;
     for (int k = 0; k < n; k++)
         for (int64_t i = s->step_begin[k]; i < s->step_begin[k + 1]; i++) {
-            for (int64_t q = plen[i]; q < plen[i + 1]; q++) {
+            for (int64_t q = plen[i]; q < plen[i + 1]; q++)
                 if (r.occ[(int64_t)paths[q] * n + k] >= 0) goto out;
-                used[paths[q]] = 1;
-            }
             place(&r, (int32_t)i, k);
         }
     int64_t cost = 0;
@@ -213,7 +209,7 @@ tc_status tc_schedule_group_senders(tc_schedule *s, const tc_topology *topo)
 
     rc = tc_schedule_set_steps(s, best);
 out:
-    free(plen); free(paths); free(hops); free(best); free(comp); free(links); free(used);
+    free(plen); free(paths); free(hops); free(best); free(comp); free(links);
     free(r.occ); free(r.phase); free(r.mark);
     return rc;
 }
