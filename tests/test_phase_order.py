@@ -13,14 +13,14 @@ import pytest
 from hypothesis import given, settings
 
 from topocoll import Schedule, Topology
-from topocoll._core import PHASE_ORDERS, algorithms
+from topocoll._core import algorithms, phase_orders
 
 from .conftest import EXAMPLES
 from .test_syncs import tree_paths, unordered_pairs
 from .trees import trees
 
 WITH_SYNCS = [a["name"] for a in algorithms() if a["runs_with_syncs"]]
-ORDERS = [o for o in PHASE_ORDERS if o != "paper"]
+ORDERS = [o for o in phase_orders() if o != "paper"]
 
 
 def phases(sched: Schedule) -> list[frozenset]:

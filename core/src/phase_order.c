@@ -6,9 +6,9 @@
  * other on a link.  Run with pairwise syncs, a link handed from one sender to
  * another costs a sync's way and its receiver's wake-up, while a sender
  * following itself costs nothing.  Faraj & Yuan's phase order (kept by the
- * generator, and by default) hands the busiest links over in nearly every
- * phase in one direction while the other direction keeps its sender for runs
- * of phases: on two switches of 8 machines, the 64 phases of the
+ * generator, and by TOPOCOLL_PHASE_ORDER=paper) hands the busiest links
+ * over in nearly every phase in one direction while the other direction
+ * keeps its sender for runs of phases: on two switches of 8 machines, the 64 phases of the
  * inter-switch link hand it over 63 times one way and 7 the other, and the
  * first chain is the run's critical path.  Every phase changes the sender on
  * at least one of the two directions, but the changes can be shared evenly
@@ -31,7 +31,8 @@
  * rounds): 2 x 8 machines 737-740 ms against 746-757 in the paper's order at
  * 128 KB, 1479-1505 against 1504-1515 at 256 KB; but 3 x 4 machines
  * 798-805 against 789-792 at 256 KB.  So it is an option
- * (TOPOCOLL_PHASE_ORDER=balanced), not the default. */
+ * (TOPOCOLL_PHASE_ORDER=balanced); the default moves messages between
+ * phases instead (sender_runs.c). */
 #include "tc_internal.h"
 
 #include <stdlib.h>

@@ -20,6 +20,11 @@ static const tc_algorithm algorithms[] = {
 
 int tc_algorithm_count(void) { return NUM_ALGORITHMS; }
 const char *tc_algorithm_name(int i) { return i >= 0 && i < NUM_ALGORITHMS ? algorithms[i].name : NULL; }
+const char *tc_phase_order_name(int i)
+{
+    static const char *const names[] = TC_PHASE_ORDER_NAMES;
+    return i >= 0 && i < (int)(sizeof names / sizeof *names) - 1 ? names[i] : NULL;
+}
 const char *tc_algorithm_summary(int i) { return i >= 0 && i < NUM_ALGORITHMS ? algorithms[i].summary : NULL; }
 unsigned tc_algorithm_properties(int i) { return i >= 0 && i < NUM_ALGORITHMS ? algorithms[i].props : 0; }
 unsigned tc_algorithm_params(int i) { return i >= 0 && i < NUM_ALGORITHMS ? algorithms[i].params : 0; }

@@ -134,10 +134,9 @@ int32_t *tc_topology_hop_table(const tc_topology *t)
     const int p = tc_topology_num_machines(t);
     int32_t *hops = tc_xmalloc(sizeof(int32_t) * (size_t)p * (size_t)p + 1);
     int32_t *path = tc_xmalloc(sizeof(int32_t) * (2 * (size_t)t->height + 2));
-    if (hops && path)
-        for (int q = 0; q < p; q++)
-            for (int r = 0; r < p; r++) hops[(size_t)q * p + r] = q == r ? 1 : tc_topology_path(t, q, r, path);
+    if (!hops || !path) { free(hops); free(path); return NULL; }
+    for (int q = 0; q < p; q++)
+        for (int r = 0; r < p; r++) hops[(size_t)q * p + r] = q == r ? 1 : tc_topology_path(t, q, r, path);
     free(path);
-    if (!path) { free(hops); return NULL; }
     return hops;
 }

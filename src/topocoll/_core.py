@@ -90,10 +90,6 @@ class _PlanOptions(ctypes.Structure):
                 ("clusters", ctypes.POINTER(ctypes.c_int)), ("sync_depth", ctypes.c_int),
                 ("phase_order", ctypes.c_int)]
 
-#: tc_plan_options.phase_order (TOPOCOLL_PHASE_ORDER), by name; the first
-#: is the library's default (TC_PHASE_ORDER_*)
-PHASE_ORDERS = {"grouped": 0, "paper": 1, "balanced": 2}
-
 
 class _Tree(ctypes.Structure):
     _fields_ = [("n", ctypes.c_int), ("levels", ctypes.c_int)] + [
@@ -153,6 +149,7 @@ _PROTOS = {
                                   ctypes.POINTER(I), ctypes.POINTER(I)]),
     "tc_algorithm_count": (I, []),
     "tc_algorithm_name": (S, [I]),
+    "tc_phase_order_name": (S, [I]),
     "tc_algorithm_summary": (S, [I]),
     "tc_algorithm_properties": (ctypes.c_uint, [I]),
     "tc_algorithm_runs_with_syncs": (I, [I]),
@@ -475,19 +472,20 @@ class Schedule:
     @classmethod
     def plan_with(cls, algorithm: str, topology: Topology, execute: bool = False, segments: int = 1,
                   fanout: int = 0, clusters: list[int] | None = None, sync_depth: int = 1,
-                  phase_order: str = "grouped") -> "Schedule":
+                  phase_order: str | None = None) -> "Schedule":
         """Plan with the algorithm parameters of the registry (segments a
         block, group-shuffle fan-out, local-group clusters a rank); for
-        execution, also the phase order (PHASE_ORDERS: grouped, the
-        default; the generator's; or balanced)."""
-        if phase_order not in PHASE_ORDERS:
-            raise TopocollError("arg", f"phase order '{phase_order}'; valid: {', '.join(PHASE_ORDERS)}")
+        execution, also the phase order (one of phase_orders(); None: the
+        library's default, the first)."""
+        orders = phase_orders()
+        if phase_order is not None and phase_order not in orders:
+            raise TopocollError("arg", f"phase order '{phase_order}'; valid: {', '.join(orders)}")
         arr = None
         if clusters is not None:
             if len(clusters) != topology.num_machines:
                 raise TopocollError("arg", f"{len(clusters)} cluster labels for {topology.num_machines} ranks")
             arr = (ctypes.c_int * len(clusters))(*clusters)
-        opt = _PlanOptions(segments, fanout, arr, sync_depth, PHASE_ORDERS[phase_order])
+        opt = _PlanOptions(segments, fanout, arr, sync_depth, orders.index(phase_order) if phase_order else 0)
         h = ctypes.c_void_p()
         _check(lib().tc_alltoall_plan_with_options(algorithm.encode(), topology._h, ctypes.byref(opt), int(execute),
                                                    ctypes.byref(h)))
@@ -598,6 +596,15 @@ class Schedule:
             return _capture(lambda f: lib().tc_schedule_write_json(self._h, th, f))
         _to_file(path, lambda f: lib().tc_schedule_write_json(self._h, th, f))
         return None
+
+
+def phase_orders() -> list[str]:
+    """The names of TOPOCOLL_PHASE_ORDER (tc_phase_order_name); the first is
+    the library's default."""
+    L, out = lib(), []
+    while (name := L.tc_phase_order_name(len(out))) is not None:
+        out.append(name.decode())
+    return out
 
 
 def algorithms() -> list[dict]:

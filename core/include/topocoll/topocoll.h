@@ -317,6 +317,7 @@ enum {
                                      links change senders evenly (phase_order.c) */
 };
 #define TC_PHASE_ORDER_NAMES {"grouped", "paper", "balanced", NULL}
+const char *tc_phase_order_name(int order);   /* NULL past the last */
 #define TC_DEFAULT_FANOUT 4
 unsigned tc_algorithm_params(int index);
 int tc_algorithm_count(void);

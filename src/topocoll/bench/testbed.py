@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .._core import PHASE_ORDERS, Topology, TopocollError, library_path
+from .._core import Topology, TopocollError, library_path, phase_orders
 from ..testbed import mpi, net
 from .harness import Sample, collect, collective_env
 
@@ -54,7 +54,7 @@ class TestbedBackend:
                 "sync_depth": self.sync_depth or "default",
                 "pace": self.env.get("TOPOCOLL_PACE", "auto"), "pace_lead": self.env.get("TOPOCOLL_PACE_LEAD", "500us"),
                 "nap": self.env.get("TOPOCOLL_NAP", mpi.TESTBED_NAP),
-                "phase_order": self.env.get("TOPOCOLL_PHASE_ORDER", next(iter(PHASE_ORDERS))),
+                "phase_order": self.env.get("TOPOCOLL_PHASE_ORDER", phase_orders()[0]),
                 **self.env,
                 "ranks_per_machine": "/".join(map(str, sorted(set(self.counts)))),
                 "load_average": "/".join(f"{x:.2f}" for x in self.load)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .._core import PHASE_ORDERS, TopocollError, algorithms, parse_time
+from .._core import TopocollError, algorithms, parse_time, phase_orders
 from ..bench import harness
 from ..common import DEFAULT_BANDWIDTH, DEFAULT_LATENCY, add_topology_argument, load_topology, rate
 
@@ -14,29 +14,33 @@ description = ("time MPI_Alltoall for several algorithms on a topology (SimGrid 
 
 DEFAULT_SIZES = "8K,16K,32K,64K,128K,256K"
 
-# Options that only set a variable of the PMPI library for the ranks.
-PMPI_OPTIONS = [
-    ("--segment-size", "TOPOCOLL_SEGMENT_SIZE",
-     dict(metavar="BYTES", help="sync-shuffle, group-shuffle: segment size (default 16K)")),
-    ("--fanout", "TOPOCOLL_FANOUT", dict(type=int, metavar="W", help="group-shuffle: partners a round (default 4)")),
-    ("--clusters", "TOPOCOLL_CLUSTERS",
-     dict(metavar="LABELS", help="local-group: cluster of each rank, comma separated (default: cut the bottleneck "
-                                 "links)")),
-    ("--pace", "TOPOCOLL_PACE",
-     dict(choices=["auto", "off"], help="testbed: hand a link to the next message once the bytes could have crossed "
-                                        "it, in pieces under the eager limit (default auto: where link rates are "
-                                        "known)")),
-    ("--pace-lead", "TOPOCOLL_PACE_LEAD",
-     dict(metavar="TIME", help="testbed: how much earlier than that the sync leaves (default 500us)")),
-    ("--nap", "TOPOCOLL_NAP",
-     dict(metavar="TIME", help="a waiting rank sleeps up to TIME between tests instead of spinning in the MPI "
-                               "(default: 200us on the testbed, else 0: spin)")),
-    ("--phase-order", "TOPOCOLL_PHASE_ORDER",
-     dict(choices=list(PHASE_ORDERS), help="a synced schedule's phases: with messages moved between phases so "
+
+def pmpi_options() -> list:
+    """Options that only set a variable of the PMPI library for the ranks:
+    (flag, variable, argparse keywords)."""
+    return [
+        ("--segment-size", "TOPOCOLL_SEGMENT_SIZE",
+         dict(metavar="BYTES", help="sync-shuffle, group-shuffle: segment size (default 16K)")),
+        ("--fanout", "TOPOCOLL_FANOUT",
+         dict(type=int, metavar="W", help="group-shuffle: partners a round (default 4)")),
+        ("--clusters", "TOPOCOLL_CLUSTERS",
+         dict(metavar="LABELS", help="local-group: cluster of each rank, comma separated (default: cut the "
+                                     "bottleneck links)")),
+        ("--pace", "TOPOCOLL_PACE",
+         dict(choices=["auto", "off"], help="testbed: hand a link to the next message once the bytes could have "
+                                            "crossed it, in pieces under the eager limit (default auto: where link "
+                                            "rates are known)")),
+        ("--pace-lead", "TOPOCOLL_PACE_LEAD",
+         dict(metavar="TIME", help="testbed: how much earlier than that the sync leaves (default 500us)")),
+        ("--nap", "TOPOCOLL_NAP",
+         dict(metavar="TIME", help="a waiting rank sleeps up to TIME between tests instead of spinning in the MPI "
+                                   "(default: 200us on the testbed, else 0: spin)")),
+        ("--phase-order", "TOPOCOLL_PHASE_ORDER",
+         dict(choices=phase_orders(), help="a synced schedule's phases: with messages moved between phases so "
                                            "that links keep their senders (grouped, the default), the "
                                            "generator's (paper), or the generator's in an order that hands "
                                            "links between senders evenly (balanced)")),
-]
+    ]
 
 
 def setup_parser(p):
@@ -73,7 +77,7 @@ def setup_parser(p):
     p.add_argument("--ranks-per-machine", type=int, metavar="N",
                    help="N ranks on every machine (default: the topology's slots, else 1); machines with several "
                         "ranks are planned as switches holding them")
-    for flag, var, kwargs in PMPI_OPTIONS:
+    for flag, var, kwargs in pmpi_options():
         p.add_argument(flag, **{**kwargs, "help": f"{kwargs['help']} ({var})"})
     p.add_argument("--csv", help="write every timed call to this CSV file")
     p.add_argument("--plot", help="write the figure (time and throughput against size) to this PNG file")
@@ -127,7 +131,7 @@ def levels_of(topo) -> int:
 def parameter_env(args) -> dict:
     """The PMPI library's variables the options given set."""
     env = {}
-    for flag, var, _ in PMPI_OPTIONS:
+    for flag, var, _ in pmpi_options():
         value = getattr(args, flag[2:].replace("-", "_"))
         if value:
             env[var] = str(harness.parse_size(value)) if var == "TOPOCOLL_SEGMENT_SIZE" else str(value)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import __version__
-from .._core import PHASE_ORDERS, Schedule, TopocollError, algorithms, include_path
+from .._core import Schedule, TopocollError, algorithms, include_path, phase_orders
 from ..common import add_plan_arguments, add_topology_argument, plan_options, plan_topology
 
 description = "write a self-contained C file with an MPI_Alltoall routine planned for a topology"
@@ -20,7 +20,7 @@ def setup_parser(p):
                    help="the routine's name (default %(default)s); same arguments as MPI_Alltoall")
     p.add_argument("--sync-depth", type=int, default=1, metavar="D",
                    help="messages a link may carry at once (default %(default)s: the paper's strict phases)")
-    p.add_argument("--phase-order", default=next(iter(PHASE_ORDERS)), choices=list(PHASE_ORDERS),
+    p.add_argument("--phase-order", default=phase_orders()[0], choices=phase_orders(),
                    help="a synced schedule's phases: messages moved between phases so that links keep their "
                         "senders (grouped, the default, as the PMPI library runs them), the generator's (paper), "
                         "or the generator's reordered (balanced); see TOPOCOLL_PHASE_ORDER")
@@ -117,7 +117,8 @@ int {name}(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recv
 
 def run(args):
     topo = plan_topology(args)
-    text = generate(topo, args.algorithm, args.name, args.sync_depth, phase_order=args.phase_order, **plan_options(args))
+    text = generate(topo, args.algorithm, args.name, args.sync_depth, phase_order=args.phase_order,
+                    **plan_options(args))
     try:
         Path(args.output).write_text(text)
     except OSError as e:
