@@ -4,6 +4,7 @@ runs on it with every byte right, and it comes down leaving nothing behind."""
 import os
 import re
 import subprocess
+import time
 
 import pytest
 
@@ -55,12 +56,80 @@ def test_up_run_down(testbed, capsys):
     # the testbed passes its rate, so the executor paced (65536-int blocks go in pieces)
     m = re.search(r"topocoll: pacing steps=(\d+) split-messages=(\d+)", proc.stderr)
     assert m and int(m.group(1)) > 0 and int(m.group(2)) > 0, proc.stderr[-2000:]
+    # the machines' queues sent the small packets (ACKs, syncs) ahead and the data behind
+    sent = host_classes("n0")
+    assert sent["1:10"] > 0 and sent["1:20"] > 0 and sent["1:1"] == sent["1:10"] + sent["1:20"]
+
+
+def host_classes(machine):
+    """Packets each htb class of a machine's interface has sent."""
+    out = subprocess.run(["ip", "netns", "exec", net.machine_ns(machine), "tc", "-s", "class", "show", "dev", "eth0"],
+                         capture_output=True, text=True).stdout
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"class htb (\S+) .*\n Sent \d+ bytes (\d+) pkt", out)}
+
+
+SINK = """
+import socket
+t = socket.socket(); t.bind(("", 5999)); t.listen(1); c = t.accept()[0]
+while c.recv(1 << 16):
+    pass
+"""
+
+ECHO = """
+import socket
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("", 5999))
+while True:
+    data, addr = u.recvfrom(64)
+    u.sendto(data, addr)
+"""
+
+PROBE = """
+import socket, sys, threading, time
+sink, echo = sys.argv[1:3]
+def bulk():
+    c = socket.create_connection((sink, 5999)); c.sendall(b"x" * (8 << 20)); c.close()
+b = threading.Thread(target=bulk); b.start(); time.sleep(0.3)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(5)
+for k in range(10):
+    t0 = time.monotonic(); u.sendto(b"probe", (echo, 5999)); u.recvfrom(64)
+    print((time.monotonic() - t0) * 1e3); time.sleep(0.02)
+b.join()
+"""
+
+
+def test_host_queue_sends_small_packets_first(testbed):
+    """While a machine's interface is backlogged with bulk data, a small
+    packet leaves at once under sparse-first and behind the backlog under
+    fifo: round trips of small UDP probes from n0 to n2 (another switch: the
+    probes share no queue with the data but n0's) while n0 sends 8 MB to n1."""
+    def probe_during_bulk():
+        peers = [subprocess.Popen(["ip", "netns", "exec", net.machine_ns(m), "python3", "-c", code])
+                 for m, code in (("n1", SINK), ("n2", ECHO))]
+        try:
+            time.sleep(0.3)
+            out = subprocess.run(["ip", "netns", "exec", net.machine_ns("n0"), "python3", "-c", PROBE,
+                                  net.address(1), net.address(2)], capture_output=True, text=True, timeout=60)
+        finally:
+            for p in peers:
+                p.kill()
+                p.wait()
+        return sorted(float(x) for x in out.stdout.split())
+    fast = probe_during_bulk()
+    assert len(fast) == 10 and fast[5] < 1.0, fast                  # sparse-first: no wait behind the data
+    for m in ("n0", "n1", "n2", "n3"):
+        net.tbf(net.machine_ns(m), "eth0", 100e6, net.NIC_QUEUE)       # what --host-queue fifo sets up
+    slow = probe_during_bulk()
+    assert len(slow) == 10 and slow[5] > 1.0, slow                  # fifo: behind a ms or more of data
 
 
 def test_down_leaves_nothing(capsys):
     main(["testbed", "down"])
-    assert main(["testbed", "up", "chain:1,1"]) == 0
+    assert main(["testbed", "up", "chain:1,1", "--host-queue", "fifo"]) == 0
     assert namespaces()
+    qd = subprocess.run(["ip", "netns", "exec", net.machine_ns("n0"), "tc", "qdisc", "show", "dev", "eth0"],
+                        capture_output=True, text=True).stdout
+    assert qd.startswith("qdisc tbf") and "htb" not in qd
+    assert net.status()["host_queue"] == "fifo"
     assert main(["testbed", "down"]) == 0
     assert namespaces() == []
     assert not net.STATE.exists() and not net.STATE_DIR.exists()
@@ -74,6 +143,14 @@ def test_refuses_a_second_testbed(testbed):
     from topocoll import Topology, TopocollError
     with pytest.raises(TopocollError, match="already up"):
         net.up(Topology.synthetic("3"), "3", 100e6)
+    # the bench runs on the testbed that is up only if it has the queues asked for
+    from topocoll.bench.testbed import TestbedBackend
+    with pytest.raises(TopocollError, match="host_queue=sparse-first, not fifo"):
+        TestbedBackend("star:2,2", Topology.synthetic("star:2,2"), 100e6, host_queue="fifo")
+    with pytest.raises(TopocollError, match="buffer_packets=100, not 50"):
+        TestbedBackend("star:2,2", Topology.synthetic("star:2,2"), 100e6, buffer_packets=50)
+    with pytest.raises(TopocollError, match="host queue 'fq'"):
+        net.up(Topology.synthetic("3"), "3", 100e6, host_queue="fq")
 
 
 def test_short_bench_on_the_testbed(capsys, tmp_path):

@@ -7,6 +7,7 @@ import sys
 
 from .._core import TopocollError, algorithms, parse_time, phase_orders
 from ..bench import harness
+from .testbed import add_host_queue_argument
 from ..common import DEFAULT_BANDWIDTH, DEFAULT_LATENCY, add_topology_argument, load_topology, rate
 
 description = ("time MPI_Alltoall for several algorithms on a topology (SimGrid or the emulated cluster) and "
@@ -72,6 +73,7 @@ def setup_parser(p):
     p.add_argument("--buffer", type=int, default=100, metavar="PACKETS",
                    help="testbed: switch-port queue in packets (default %(default)s)")
     p.add_argument("--rto-min", help="testbed: TCP minimum retransmission timeout (default: the kernel's)")
+    add_host_queue_argument(p, "testbed: ")
     p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE",
                    help="testbed: extra Open MPI MCA parameter, e.g. btl_tcp_eager_limit=1048576")
     p.add_argument("--ranks-per-machine", type=int, metavar="N",
@@ -154,7 +156,8 @@ def run(args):
         from ..bench.testbed import TestbedBackend
         mca = dict(kv.split("=", 1) for kv in args.mca if "=" in kv)
         backend = TestbedBackend(args.topology, machines, rate(args.bandwidth), args.buffer, args.rto_min, mca,
-                                 args.sync_depth, counts=counts, env=parameter_env(args), collective=args.collective)
+                                 args.sync_depth, counts=counts, env=parameter_env(args), collective=args.collective,
+                                 host_queue=args.host_queue)
     print(f"bench: {topo.name}, {machines.num_machines} machines, {topo.num_machines} ranks, backend {backend.name}, "
           f"settings: {backend.settings()}", file=sys.stderr)
     try:

@@ -7,6 +7,14 @@ import sys
 from .._core import TopocollError
 from ..common import add_actions, add_topology_argument, emit_json, load_topology, rate, run_action
 
+
+def add_host_queue_argument(p, prefix=""):
+    from ..testbed.net import HOST_QUEUES
+    p.add_argument("--host-queue", default=HOST_QUEUES[0], choices=HOST_QUEUES,
+                   help=prefix + "a machine's egress queue: sparse-first sends packets under 128 bytes (ACKs, MPI's "
+                   "syncs) ahead of bulk data, as a stock Debian host's fq_codel does for flows with nothing queued; "
+                   "fifo, one queue (default %(default)s)")
+
 description = "bring up an emulated switched cluster (network namespaces, shaped links) and run MPI on it"
 
 
@@ -23,6 +31,7 @@ def setup_parser(p):
     up.add_argument("--rto-min", help="TCP minimum retransmission timeout on every route, e.g. 10ms "
                                       "(default: the kernel's, 200 ms)")
     up.add_argument("--congestion", default="cubic", help="TCP congestion control per route (default %(default)s)")
+    add_host_queue_argument(up)
     up.set_defaults(_action=run_up)
     down = sub.add_parser("down", help="remove everything the testbed made (also after a crash)")
     down.set_defaults(_action=run_down)
@@ -50,9 +59,11 @@ def run_up(args):
         if k == n:
             sys.stderr.write("\n")
 
-    record = net.up(topo, args.topology, rate(args.rate), args.buffer, args.rto_min, args.congestion, progress)
+    record = net.up(topo, args.topology, rate(args.rate), args.buffer, args.rto_min, args.congestion, progress,
+                    args.host_queue)
     print(f"testbed up: {len(record['machines'])} machines, {len(record['switches'])} switches, "
-          f"{args.rate} links, {args.buffer}-packet switch ports, {args.congestion}, RTO min {record['rto_min']}")
+          f"{args.rate} links, {args.buffer}-packet switch ports, {args.host_queue} host queues, {args.congestion}, "
+          f"RTO min {record['rto_min']}")
     return 0
 
 
@@ -78,6 +89,7 @@ def run_status(args):
     state = "up" if record["up"] else f"BROKEN (missing {', '.join(record['missing'])})"
     print(f"testbed {state}: {record['name']} ({len(record['machines'])} machines, {len(record['switches'])} "
           f"switches), {record['rate_bps'] / 1e6:g} Mbit/s, {record['buffer_packets']}-packet ports, "
+          f"{record['host_queue']} host queues, "
           f"{record['congestion']}, RTO min {record['rto_min']}, since {record['created']}")
     return 0 if record["up"] else 1
 

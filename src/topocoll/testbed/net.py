@@ -5,8 +5,14 @@ One namespace per machine (``topocoll-m-NAME``) and per switch
 directly inside the two namespaces (nothing is added to the host's own
 namespace); each direction of every link shaped with tbf to the link's rate
 with a finite queue: on a switch's port to ``--buffer`` packets (the
-switch-port buffer, where contention drops packets), on a machine's interface
-to 1000 (a NIC's default txqueuelen).  TSO, GSO and GRO are off on every veth,
+switch-port buffer, where contention drops packets, first in first out), on a
+machine's interface to 1000 (a NIC's default txqueuelen).  A machine's
+interface sends small packets first by default (``--host-queue
+sparse-first``): a stock Debian host (11 and later) runs fq_codel on its NIC,
+which serves a flow with nothing queued -- a pure ACK, MPI's zero-byte sync
+-- ahead of a bulk flow's backlog; this kernel has no fq_codel, so htb with
+two classes stands in for it (``--host-queue fifo``: one FIFO, the old
+model).  TSO, GSO and GRO are off on every veth,
 so frames are real-sized, and bridges do not call netfilter.  Each machine gets
 its address in 10.123.0.0/16, a route with cubic congestion control (the
 namespace inherits the host's default, bbr here, and cannot change it) and the
@@ -35,6 +41,8 @@ NETNS_ETC = Path("/etc/netns")
 SUBNET = "10.123"
 MTU_FRAME = 1514          # bytes a full Ethernet frame takes in a tbf queue
 NIC_QUEUE = 1000          # a NIC's default txqueuelen
+HOST_QUEUES = ("sparse-first", "fifo")   # a machine's egress; the first is the default
+SMALL_PACKET = 128        # IPv4 total length below which sparse-first sends a packet first
 
 
 def machine_ns(name: str) -> str:
@@ -70,25 +78,59 @@ def our_namespaces() -> list[str]:
     return [line.split()[0] for line in out.splitlines() if line.startswith(PREFIX)]
 
 
+def burst_bytes(rate_bps: float) -> int:
+    """The shapers' bucket: about 1 ms at the rate, at least two frames."""
+    return max(2 * MTU_FRAME, int(rate_bps / 8 / 1000))
+
+
 def tbf(ns: str, dev: str, rate_bps: float, queue_packets: int) -> None:
     """Shape dev's egress to rate with a queue of queue_packets frames:
     burst of a few frames (tbf needs at least one MTU), latency-free limit."""
-    rate = f"{int(rate_bps)}bit"
-    burst = max(2 * MTU_FRAME, int(rate_bps / 8 / 1000))      # about 1 ms at the rate
-    limit = queue_packets * MTU_FRAME
-    sh("tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate, "burst", str(burst),
-       "limit", str(limit), ns=ns)
+    sh("tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", f"{int(rate_bps)}bit",
+       "burst", str(burst_bytes(rate_bps)), "limit", str(queue_packets * MTU_FRAME), ns=ns)
+
+
+def sparse_first(ns: str, dev: str, rate_bps: float, queue_packets: int) -> None:
+    """Shape dev's egress to rate like tbf, but send packets shorter than
+    SMALL_PACKET bytes (pure ACKs, MPI's zero-byte syncs) ahead of the bulk
+    backlog: htb with a priority class for them (guaranteed 5 % of the rate,
+    may take all of it) and a bulk class (95 %, may take all), each a FIFO of
+    queue_packets.  What fq_codel, a stock host's qdisc, does for a flow with
+    nothing queued, short of its per-flow fairness among bulk flows."""
+    burst, rate = str(burst_bytes(rate_bps)), int(rate_bps)
+    for argv in (("qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", "20"),
+                 ("class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb", "rate", f"{rate}bit",
+                  "ceil", f"{rate}bit", "burst", burst, "cburst", burst, "quantum", str(MTU_FRAME)),
+                 ("class", "add", "dev", dev, "parent", "1:1", "classid", "1:10", "htb", "rate", f"{rate // 20}bit",
+                  "ceil", f"{rate}bit", "prio", "0", "burst", str(2 * MTU_FRAME), "cburst", str(2 * MTU_FRAME),
+                  "quantum", str(MTU_FRAME)),
+                 ("class", "add", "dev", dev, "parent", "1:1", "classid", "1:20", "htb", "rate",
+                  f"{rate - rate // 20}bit", "ceil", f"{rate}bit", "prio", "1", "burst", burst, "cburst", burst,
+                  "quantum", str(MTU_FRAME)),
+                 ("qdisc", "add", "dev", dev, "parent", "1:10", "pfifo", "limit", str(queue_packets)),
+                 ("qdisc", "add", "dev", dev, "parent", "1:20", "pfifo", "limit", str(queue_packets)),
+                 # IPv4 total length (bytes 2-3 of the header) below SMALL_PACKET
+                 ("filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "u16",
+                  "0", f"0x{0xffff & ~(SMALL_PACKET - 1):04x}", "at", "2", "flowid", "1:10"),
+                 # ARP, a flow of its own for fq_codel
+                 ("filter", "add", "dev", dev, "parent", "1:", "protocol", "arp", "prio", "2", "u32", "match", "u32",
+                  "0", "0", "flowid", "1:10")):
+        sh("tc", *argv, ns=ns)
 
 
 def up(topo: Topology, topology_arg: str, rate_bps: float, buffer_packets: int = 100,
-       rto_min: str | None = None, congestion: str = "cubic", progress=None) -> dict:
+       rto_min: str | None = None, congestion: str = "cubic", progress=None,
+       host_queue: str = HOST_QUEUES[0]) -> dict:
     """Build the testbed for the topology; returns its record."""
     require_root()
+    if host_queue not in HOST_QUEUES:
+        raise TopocollError("invalid argument", f"host queue '{host_queue}'; valid: {', '.join(HOST_QUEUES)}")
     if our_namespaces():
         raise TopocollError("invalid argument", "a testbed is already up ('topocoll testbed down' first)")
     machines, switches = topo.machines, topo.switches
     record = {"topology": topology_arg, "name": topo.name, "rate_bps": rate_bps, "buffer_packets": buffer_packets,
-              "rto_min": rto_min or "kernel default", "congestion": congestion, "machines": machines,
+              "rto_min": rto_min or "kernel default", "congestion": congestion, "host_queue": host_queue,
+              "machines": machines,
               "switches": switches, "addresses": {m: address(i) for i, m in enumerate(machines)},
               "created": time.strftime("%Y-%m-%d %H:%M:%S")}
     STATE_DIR.mkdir(parents=True, exist_ok=True)
@@ -128,7 +170,10 @@ def up(topo: Topology, topology_arg: str, rate_bps: float, buffer_packets: int =
             sh("ip", "link", "set", pdev, "master", "br0", ns=pns)
             # the switch's port queue is the buffer; a machine's NIC queue is its txqueuelen
             tbf(pns, pdev, bw, buffer_packets)
-            tbf(cns, cdev, bw, NIC_QUEUE if child in machines else buffer_packets)
+            if child not in machines:
+                tbf(cns, cdev, bw, buffer_packets)
+            else:
+                (sparse_first if host_queue == "sparse-first" else tbf)(cns, cdev, bw, NIC_QUEUE)
             if progress:
                 progress(k + 1, len(links))
         for i, m in enumerate(machines):
@@ -168,6 +213,7 @@ def status() -> dict | None:
     if not STATE.exists():
         return {"up": False, "stray_namespaces": found} if found else None
     record = json.loads(STATE.read_text())
+    record.setdefault("host_queue", "fifo")        # a record from before the option
     expected = {machine_ns(m) for m in record["machines"]} | {switch_ns(s) for s in record["switches"]}
     record["up"] = expected <= set(found)
     record["missing"] = sorted(expected - set(found))
