@@ -42,9 +42,10 @@ class TestbedBackend:
             raise TopocollError("invalid argument", f"a testbed for '{record['name']}' is up; 'topocoll testbed down' "
                                                     "first")
         if record and record.get("up"):
-            for key, want in (("host_queue", host_queue), ("buffer_packets", buffer_packets)):
+            for key, want in (("host_queue", host_queue), ("buffer_packets", buffer_packets),
+                              ("rto_min", rto_min or "kernel default")):
                 if record[key] != want:
-                    raise TopocollError("invalid argument", f"the testbed that is up has {key}={record.get(key)}, "
+                    raise TopocollError("invalid argument", f"the testbed that is up has {key}={record[key]}, "
                                                             f"not {want}; 'topocoll testbed down' first")
         if not record or not record.get("up"):
             net.down()

@@ -7,7 +7,7 @@ import sys
 
 from .._core import TopocollError, algorithms, parse_time, phase_orders
 from ..bench import harness
-from .testbed import add_host_queue_argument
+from .testbed import add_network_arguments
 from ..common import DEFAULT_BANDWIDTH, DEFAULT_LATENCY, add_topology_argument, load_topology, rate
 
 description = ("time MPI_Alltoall for several algorithms on a topology (SimGrid or the emulated cluster) and "
@@ -70,10 +70,7 @@ def setup_parser(p):
                    help="which MPI's decision logic SMPI's own MPI_Alltoall (native) follows (default ompi)")
     p.add_argument("--sync-depth", type=int, metavar="D",
                    help="messages a link may carry at once in contention-free schedules (TOPOCOLL_SYNC_DEPTH)")
-    p.add_argument("--buffer", type=int, default=100, metavar="PACKETS",
-                   help="testbed: switch-port queue in packets (default %(default)s)")
-    p.add_argument("--rto-min", help="testbed: TCP minimum retransmission timeout (default: the kernel's)")
-    add_host_queue_argument(p, "testbed: ")
+    add_network_arguments(p, "testbed: ")
     p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE",
                    help="testbed: extra Open MPI MCA parameter, e.g. btl_tcp_eager_limit=1048576")
     p.add_argument("--ranks-per-machine", type=int, metavar="N",

@@ -8,12 +8,18 @@ from .._core import TopocollError
 from ..common import add_actions, add_topology_argument, emit_json, load_topology, rate, run_action
 
 
-def add_host_queue_argument(p, prefix=""):
+def add_network_arguments(p, prefix=""):
+    """The testbed's network options, for `testbed up` and `bench --backend testbed`."""
     from ..testbed.net import HOST_QUEUES
+    p.add_argument("--buffer", type=int, default=100, metavar="PACKETS",
+                   help=prefix + "switch-port queue in packets (default %(default)s)")
+    p.add_argument("--rto-min", help=prefix + "TCP minimum retransmission timeout on every route, e.g. 10ms "
+                                     "(default: the kernel's, 200 ms)")
     p.add_argument("--host-queue", default=HOST_QUEUES[0], choices=HOST_QUEUES,
                    help=prefix + "a machine's egress queue: sparse-first sends packets under 128 bytes (ACKs, MPI's "
                    "syncs) ahead of bulk data, as a stock Debian host's fq_codel does for flows with nothing queued; "
                    "fifo, one queue (default %(default)s)")
+
 
 description = "bring up an emulated switched cluster (network namespaces, shaped links) and run MPI on it"
 
@@ -26,12 +32,8 @@ def setup_parser(p):
                         "rate with a finite switch-port queue. Needs root.")
     add_topology_argument(up)
     up.add_argument("--rate", default="100mbit", help="rate of links the topology gives none for (default %(default)s)")
-    up.add_argument("--buffer", type=int, default=100, metavar="PACKETS",
-                    help="switch-port queue in packets (default %(default)s)")
-    up.add_argument("--rto-min", help="TCP minimum retransmission timeout on every route, e.g. 10ms "
-                                      "(default: the kernel's, 200 ms)")
+    add_network_arguments(up)
     up.add_argument("--congestion", default="cubic", help="TCP congestion control per route (default %(default)s)")
-    add_host_queue_argument(up)
     up.set_defaults(_action=run_up)
     down = sub.add_parser("down", help="remove everything the testbed made (also after a crash)")
     down.set_defaults(_action=run_down)

@@ -3,7 +3,7 @@
 One namespace per machine (``topocoll-m-NAME``) and per switch
 (``topocoll-s-NAME``, holding a bridge ``br0``); a veth pair per link, created
 directly inside the two namespaces (nothing is added to the host's own
-namespace); each direction of every link shaped with tbf to the link's rate
+namespace); each direction of every link shaped to the link's rate (tbf)
 with a finite queue: on a switch's port to ``--buffer`` packets (the
 switch-port buffer, where contention drops packets, first in first out), on a
 machine's interface to 1000 (a NIC's default txqueuelen).  A machine's
