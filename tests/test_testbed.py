@@ -117,7 +117,7 @@ def test_host_queue_sends_small_packets_first(testbed):
     fast = probe_during_bulk()
     assert len(fast) == 10 and fast[5] < 1.0, fast                  # sparse-first: no wait behind the data
     for m in ("n0", "n1", "n2", "n3"):
-        net.tbf(net.machine_ns(m), "eth0", 100e6, net.NIC_QUEUE)       # what --host-queue fifo sets up
+        net.HOST_QUEUES["fifo"](net.machine_ns(m), "eth0", 100e6, net.NIC_QUEUE)   # as --host-queue fifo
     slow = probe_during_bulk()
     assert len(slow) == 10 and slow[5] > 1.0, slow                  # fifo: behind a ms or more of data
 

@@ -26,7 +26,7 @@ class TestbedBackend:
     def __init__(self, topology_arg: str, topology: Topology, rate_bps: float, buffer_packets: int = 100,
                  rto_min: str | None = None, mca: dict | None = None, sync_depth: int | None = None,
                  counts: list[int] | None = None, env: dict | None = None, collective: str = "alltoall",
-                 host_queue: str = net.HOST_QUEUES[0]):
+                 host_queue: str = net.DEFAULT_HOST_QUEUE):
         net.require_root()
         self.topology = topology
         self.topology_arg = str(Path(topology_arg).resolve()) if Path(topology_arg).exists() else topology_arg
@@ -43,7 +43,7 @@ class TestbedBackend:
                                                     "first")
         if record and record.get("up"):
             for key, want in (("host_queue", host_queue), ("buffer_packets", buffer_packets),
-                              ("rto_min", rto_min or "kernel default")):
+                              ("rto_min", rto_min or net.KERNEL_RTO)):
                 if record[key] != want:
                     raise TopocollError("invalid argument", f"the testbed that is up has {key}={record[key]}, "
                                                             f"not {want}; 'topocoll testbed down' first")

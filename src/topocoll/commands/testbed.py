@@ -10,12 +10,12 @@ from ..common import add_actions, add_topology_argument, emit_json, load_topolog
 
 def add_network_arguments(p, prefix=""):
     """The testbed's network options, for `testbed up` and `bench --backend testbed`."""
-    from ..testbed.net import HOST_QUEUES
+    from ..testbed.net import DEFAULT_HOST_QUEUE, HOST_QUEUES
     p.add_argument("--buffer", type=int, default=100, metavar="PACKETS",
                    help=prefix + "switch-port queue in packets (default %(default)s)")
     p.add_argument("--rto-min", help=prefix + "TCP minimum retransmission timeout on every route, e.g. 10ms "
                                      "(default: the kernel's, 200 ms)")
-    p.add_argument("--host-queue", default=HOST_QUEUES[0], choices=HOST_QUEUES,
+    p.add_argument("--host-queue", default=DEFAULT_HOST_QUEUE, choices=list(HOST_QUEUES),
                    help=prefix + "a machine's egress queue: sparse-first sends packets under 128 bytes (ACKs, MPI's "
                    "syncs) ahead of bulk data, as a stock Debian host's fq_codel does for flows with nothing queued; "
                    "fifo, one queue (default %(default)s)")

@@ -41,7 +41,7 @@ NETNS_ETC = Path("/etc/netns")
 SUBNET = "10.123"
 MTU_FRAME = 1514          # bytes a full Ethernet frame takes in a tbf queue
 NIC_QUEUE = 1000          # a NIC's default txqueuelen
-HOST_QUEUES = ("sparse-first", "fifo")   # a machine's egress; the first is the default
+KERNEL_RTO = "kernel default"   # the record's rto_min when --rto-min is not given
 SMALL_PACKET = 128        # IPv4 total length below which sparse-first sends a packet first
 
 
@@ -118,9 +118,14 @@ def sparse_first(ns: str, dev: str, rate_bps: float, queue_packets: int) -> None
         sh("tc", *argv, ns=ns)
 
 
+# A machine's egress queue by name, each set up as f(ns, dev, rate_bps, queue_packets); the first is the default.
+HOST_QUEUES = {"sparse-first": sparse_first, "fifo": tbf}
+DEFAULT_HOST_QUEUE = next(iter(HOST_QUEUES))
+
+
 def up(topo: Topology, topology_arg: str, rate_bps: float, buffer_packets: int = 100,
        rto_min: str | None = None, congestion: str = "cubic", progress=None,
-       host_queue: str = HOST_QUEUES[0]) -> dict:
+       host_queue: str = DEFAULT_HOST_QUEUE) -> dict:
     """Build the testbed for the topology; returns its record."""
     require_root()
     if host_queue not in HOST_QUEUES:
@@ -129,7 +134,7 @@ def up(topo: Topology, topology_arg: str, rate_bps: float, buffer_packets: int =
         raise TopocollError("invalid argument", "a testbed is already up ('topocoll testbed down' first)")
     machines, switches = topo.machines, topo.switches
     record = {"topology": topology_arg, "name": topo.name, "rate_bps": rate_bps, "buffer_packets": buffer_packets,
-              "rto_min": rto_min or "kernel default", "congestion": congestion, "host_queue": host_queue,
+              "rto_min": rto_min or KERNEL_RTO, "congestion": congestion, "host_queue": host_queue,
               "machines": machines,
               "switches": switches, "addresses": {m: address(i) for i, m in enumerate(machines)},
               "created": time.strftime("%Y-%m-%d %H:%M:%S")}
@@ -170,10 +175,10 @@ def up(topo: Topology, topology_arg: str, rate_bps: float, buffer_packets: int =
             sh("ip", "link", "set", pdev, "master", "br0", ns=pns)
             # the switch's port queue is the buffer; a machine's NIC queue is its txqueuelen
             tbf(pns, pdev, bw, buffer_packets)
-            if child not in machines:
-                tbf(cns, cdev, bw, buffer_packets)
+            if child in machines:
+                HOST_QUEUES[host_queue](cns, cdev, bw, NIC_QUEUE)
             else:
-                (sparse_first if host_queue == "sparse-first" else tbf)(cns, cdev, bw, NIC_QUEUE)
+                tbf(cns, cdev, bw, buffer_packets)
             if progress:
                 progress(k + 1, len(links))
         for i, m in enumerate(machines):
