@@ -102,7 +102,7 @@ def test_verify_not_json(capsys, tmp_path):
     f = tmp_path / "s.json"
     f.write_text("{\n oops")
     code, _, err = run(capsys, "verify", FIG1, str(f))
-    assert code == 2 and "s.json:2: not JSON" in err
+    assert code == 2 and "s.json:2:2: not JSON" in err
 
 
 def test_convert_round_trip(capsys, tmp_path):

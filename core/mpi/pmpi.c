@@ -21,11 +21,13 @@
 #include "pmpi_shared.h"
 #include "topocoll/topocoll.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define NAME_LEN 256
 /* Pacing needs a clock that runs with the data: SMPI's simulated one shares
@@ -169,7 +171,7 @@ static void per_rank(const char *var, const char *value, const char *what, char 
     if ((int)*count != size) {
         snprintf(a, sizeof a, "%s lists %zu %s", var, *count, what);
         snprintf(b, sizeof b, "%d", size);
-        fatal("%s but MPI_COMM_WORLD has %s ranks (one a rank)", a, b);
+        fatal("%s but MPI_COMM_WORLD has %s ranks: it needs one name for each rank", a, b);
     }
 }
 
@@ -186,18 +188,25 @@ void tcp_delete_cached(int keyval)
     }
 }
 
-/* A size in bytes, at least 1, from variable var's text ("16384", "16K",
- * "1M"); dflt when unset. */
-static long long env_size(const char *var, const char *text, long long dflt, const char *example)
+/* A size in bytes, at least `least`, from variable var's text ("16384",
+ * "16K", "1M", "1G"); dflt when unset.  At most 1 TiB: larger is no block
+ * size but a typo. */
+static long long env_size(const char *var, const char *text, long long dflt, long long least, const char *example)
 {
     if (!text || !*text) return dflt;
     char *end, what[160];
-    long long v = strtoll(text, &end, 10);
-    if (*end == 'K' || *end == 'k') { v *= 1024; end++; }
-    else if (*end == 'M' || *end == 'm') { v *= 1024 * 1024; end++; }
+    errno = 0;
+    long long v = strtoll(text, &end, 10), mult = 1;
+    if (*end == 'K' || *end == 'k') { mult = 1LL << 10; end++; }
+    else if (*end == 'M' || *end == 'm') { mult = 1LL << 20; end++; }
+    else if (*end == 'G' || *end == 'g') { mult = 1LL << 30; end++; }
     snprintf(what, sizeof what, "%s=%s", var, text);
-    if (*end || v < 1) fatal("%s: expected a size in bytes such as %s", what, example);
-    return v;
+    if (end == text || *end || errno || v < least || v > (1LL << 40) / mult) {
+        char range[96];
+        snprintf(range, sizeof range, "from %lld to 1T, such as %s", least, example);
+        fatal("%s: expected a size in bytes %s", what, range);
+    }
+    return v * mult;
 }
 
 /* A whole number >= 1 from variable var's text; dflt when unset. */
@@ -264,24 +273,21 @@ static void load_config(void)
         strncat(list, "native, auto", sizeof list - strlen(list) - 1);
         fatal("TOPOCOLL_ALLTOALL=%s is not an algorithm; valid: %s", g.algorithm, list);
     }
-    if (min && *min) {
-        char *end;
-        g.min_bytes = strtoll(min, &end, 10);
-        if (*end || g.min_bytes < 0) fatal("TOPOCOLL_ALLTOALL_MIN_BYTES=%s: expected a number of bytes%s", min, "");
-    }
+    g.min_bytes = env_size("TOPOCOLL_ALLTOALL_MIN_BYTES", min, 0, 0, "4096 or 4K");
     g.sync_depth = env_whole("TOPOCOLL_SYNC_DEPTH", depth, TOPOCOLL_DEFAULT_SYNC_DEPTH);
     const char *seg = getenv("TOPOCOLL_SEGMENT_SIZE"), *fan = getenv("TOPOCOLL_FANOUT");
     const char *clusters = getenv("TOPOCOLL_CLUSTERS");
-    g.segment_size = env_size("TOPOCOLL_SEGMENT_SIZE", seg, TOPOCOLL_DEFAULT_SEGMENT_SIZE, "16384 or 16K");
+    g.segment_size = env_size("TOPOCOLL_SEGMENT_SIZE", seg, TOPOCOLL_DEFAULT_SEGMENT_SIZE, 1, "16384 or 16K");
     g.fanout = env_whole("TOPOCOLL_FANOUT", fan, TC_DEFAULT_FANOUT);
     const char *pace = getenv("TOPOCOLL_PACE"), *bw = getenv("TOPOCOLL_BANDWIDTH");
     const char *lead = getenv("TOPOCOLL_PACE_LEAD"), *piece = getenv("TOPOCOLL_PIECE_SIZE");
     static const char *const pace_words[] = {"off", "auto", "on", NULL};
     g.pace = env_word("TOPOCOLL_PACE", pace, pace_words, TOPOCOLL_DEFAULT_PACE) != 0;
-    if (bw && *bw && (tc_parse_rate(bw, 1, &g.bandwidth) != TC_OK || g.bandwidth <= 0))
-        fatal("TOPOCOLL_BANDWIDTH=%s: expected a rate such as 100Mbit or 1Gbit%s", bw, "");
+    /* one unit rule with the topology files: a bare number is Mbit/s */
+    if (bw && *bw && tc_parse_rate(bw, TC_BARE_RATE_UNIT, &g.bandwidth) != TC_OK)
+        fatal("TOPOCOLL_BANDWIDTH=%s: %s (a bare number is Mbit/s)", bw, tc_error_message());
     g.pace_lead = env_time("TOPOCOLL_PACE_LEAD", lead, 0.0005, "2ms");
-    g.piece_size = env_size("TOPOCOLL_PIECE_SIZE", piece, 64000, "64000 or 32K");
+    g.piece_size = env_size("TOPOCOLL_PIECE_SIZE", piece, 64000, 1, "64000 or 32K");
     g.nap = env_time("TOPOCOLL_NAP", getenv("TOPOCOLL_NAP"), TOPOCOLL_DEFAULT_NAP, "200us, or 0 to spin");
 #ifdef TOPOCOLL_SMPI
     g.nap = 0;   /* a nap would pass real time, not simulated time */
@@ -544,6 +550,13 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     }
     PMPI_Comm_test_inter(comm, &inter);
     if (inter) {
+        static int said_inter;
+        if (!said_inter) {
+            int n;
+            PMPI_Comm_size(comm, &n);
+            say(comm, "native: an intercommunicator%s%s", "", "", n);
+            said_inter = 1;
+        }
         count(comm, -1);
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     }
@@ -573,6 +586,52 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     st->paced_steps = st->split_messages = 0;
     return rc;
 }
+
+/* The library is built for one MPI's ABI (Open MPI's handles are pointers,
+ * MPICH's integers): preloaded into a program of the other MPI, its first
+ * collective would crash.  MPI_Init is the first place to tell, by the
+ * library's version text (both MPIs share that function's signature). */
+#if defined(OMPI_MAJOR_VERSION) && !defined(TOPOCOLL_SMPI)
+#define BUILT_FOR "Open MPI"
+#elif defined(MPICH_VERSION) && !defined(TOPOCOLL_SMPI)
+#define BUILT_FOR "MPICH"
+#endif
+static void check_library(void)
+{
+#ifdef BUILT_FOR
+    static char version[8192];   /* MPICH's MPI_MAX_LIBRARY_VERSION_STRING, the larger */
+    int len = 0;
+    if (PMPI_Get_library_version(version, &len) != MPI_SUCCESS || strstr(version, BUILT_FOR)) return;
+    const char *other = strstr(version, "Open MPI") ? "openmpi" : strstr(version, "MPICH") ? "mpich" : NULL;
+    const char *rank = getenv("OMPI_COMM_WORLD_RANK") ? getenv("OMPI_COMM_WORLD_RANK") : getenv("PMI_RANK");
+    if (!rank || !strcmp(rank, "0")) {
+        char *nl = strchr(version, '\n');
+        if (nl) *nl = '\0';
+        fprintf(stderr, "topocoll: error: the preloaded PMPI library is built for " BUILT_FOR
+                        ", but the program runs on another MPI (%.100s); preload the one built for it: %s\n",
+                version, other ? (strcmp(other, "mpich") ? "$(topocoll config --pmpi-lib --mpi openmpi)"
+                                                         : "$(topocoll config --pmpi-lib --mpi mpich)")
+                               : "none is built for this MPI");
+    }
+    _exit(1);
+#endif
+}
+
+#ifndef TOPOCOLL_SMPI   /* SMPI starts its processes itself */
+int MPI_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS) check_library();
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS) check_library();
+    return rc;
+}
+#endif
 
 int MPI_Finalize(void)
 {

@@ -60,6 +60,17 @@ typedef struct coll_plan {
     int kmax[TCC_MAX_LEVELS];
 } coll_plan;
 
+/* TOPOCOLL_VERBOSE: why an operation goes to the MPI, once a process. */
+static void say_once(int op, MPI_Comm comm, const char *why)
+{
+    static int said[NUM_OPS];
+    int me = 0;
+    if (!tcp_verbose() || said[op]) return;
+    said[op] = 1;
+    PMPI_Comm_rank(comm, &me);
+    if (me == 0) fprintf(stderr, "topocoll: %s: native: %s\n", op_name[op], why);
+}
+
 /* Model-free defaults: the paper's (flat at the top, binomial below). */
 #define DEFAULT_BANDWIDTH 1e8
 #define DEFAULT_LATENCY 50e-6
@@ -98,8 +109,13 @@ void tcp_coll_config(void)
     c.two_level_at = -1;
     if (at && *at) {
         char *end;
-        c.two_level_at = (int)strtol(at, &end, 10);
-        if (*end || c.two_level_at < 0) tcp_fatal("TOPOCOLL_TWO_LEVEL_AT=%s: expected a level number, 0 = the top%s", at, "");
+        long v = strtol(at, &end, 10);
+        if (end == at || *end || v < 0 || v >= TCC_MAX_LEVELS) {
+            char most[16];
+            snprintf(most, sizeof most, "%d", TCC_MAX_LEVELS - 1);
+            tcp_fatal("TOPOCOLL_TWO_LEVEL_AT=%s: expected a level number from 0 (the top) to %s", at, most);
+        }
+        c.two_level_at = (int)v;
     }
 }
 
@@ -112,8 +128,9 @@ static void my_levels(char *out)
     char name[TCP_NAME_LEN];
     tcp_my_machine(name);
     int rank = tcp_machine_rank(name);
-    if (!t || rank < 0) return;
-    if (tc_topology_levels(t, rank, out, GROUPS_LEN) < 0) out[0] = '\0';
+    if (!t) return;
+    /* '?' (no name holds one) marks a machine missing from the topology */
+    if (rank < 0 || tc_topology_levels(t, rank, out, GROUPS_LEN) < 0) snprintf(out, GROUPS_LEN, "?%s", name);
 }
 
 static int delete_plan(MPI_Comm comm, int keyval, void *attr, void *extra)
@@ -188,11 +205,12 @@ static coll_plan *plan_of(MPI_Comm comm)
     char *all = (char *)malloc((size_t)p->n * GROUPS_LEN);
     const char **names = (const char **)malloc(sizeof(char *) * (size_t)p->n);
     PMPI_Allgather(mine, GROUPS_LEN, MPI_CHAR, all, GROUPS_LEN, MPI_CHAR, comm);
-    int known = 1;
+    int unknown = -1;
     for (int r = 0; r < p->n; r++) {
         names[r] = all + (size_t)r * GROUPS_LEN;
-        known = known && names[r][0];
+        if (unknown < 0 && (!names[r][0] || names[r][0] == '?')) unknown = r;
     }
+    int known = unknown < 0;
     if (known && tc_groups_from_names(names, p->n, '/', &p->levels, &p->groups) == TC_OK) {
         p->trees = (tc_tree **)calloc((size_t)MAX_TREES * p->n, sizeof(tc_tree *));
         p->tree_shapes = (int *)calloc((size_t)MAX_TREES * p->n, sizeof(int));
@@ -202,9 +220,23 @@ static coll_plan *plan_of(MPI_Comm comm)
     }
     int me;
     PMPI_Comm_rank(comm, &me);
-    if (tcp_verbose() && me == 0)
-        fprintf(stderr, "topocoll: collectives on a communicator of %d ranks: %s (%d levels; rank 0: %s)\n", p->n,
-                p->ok ? "topology-aware trees" : "native: some rank's levels are unknown", p->levels, names[0]);
+    if (p->ok && c.two_level_at >= p->levels) {
+        char a[64], b[32];
+        snprintf(a, sizeof a, "TOPOCOLL_TWO_LEVEL_AT=%d", c.two_level_at);
+        snprintf(b, sizeof b, "%d", p->levels - 1);
+        tcp_fatal("%s: the communicator's levels are 0 (the top) to %s", a, b);
+    }
+    if (tcp_verbose() && me == 0) {
+        fprintf(stderr, "topocoll: collectives on a communicator of %d ranks: ", p->n);
+        if (p->ok)
+            fprintf(stderr, "topology-aware trees (%d levels; rank 0: %s)\n", p->levels, names[0]);
+        else if (unknown >= 0 && names[unknown][0] == '?')
+            fprintf(stderr, "native: rank %d's machine '%s' is not in the topology\n", unknown, names[unknown] + 1);
+        else if (unknown >= 0)
+            fprintf(stderr, "native: rank %d has no levels (TOPOCOLL_GROUPS unset and no topology)\n", unknown);
+        else
+            fprintf(stderr, "native: more than %d levels\n", TCC_MAX_LEVELS - 1);
+    }
     free(all);
     free(names);
     PMPI_Comm_set_attr(comm, c.keyval, p);
@@ -220,7 +252,10 @@ static int tree_for(int op, MPI_Comm comm, int root, double bytes, int *alg, tcc
     tcp_load_config();
     if (!c.enabled || comm == MPI_COMM_NULL || c.alg[op] == NATIVE_ALG) return 0;
     PMPI_Comm_test_inter(comm, &inter);
-    if (inter) return 0;
+    if (inter) {
+        say_once(op, comm, "an intercommunicator");
+        return 0;
+    }
     coll_plan *p = plan_of(comm);
     if (!p->ok) return 0;
     int a = c.alg[op] >= 0 ? c.alg[op] : 2;   /* auto: multilevel */
@@ -266,10 +301,13 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
     return ours ? tcc_bcast(&x, buf, count, type) : PMPI_Bcast(buf, count, type, root, comm);
 }
 
-static int commutative(MPI_Op op)
+/* Whether the trees may reduce with op: they combine in tree order, not
+ * rank order, so a non-commutative operation goes to the MPI. */
+static int commutative(int coll, MPI_Op op, MPI_Comm comm)
 {
     int yes = 0;
     PMPI_Op_commutative(op, &yes);
+    if (!yes) say_once(coll, comm, "a non-commutative operation (the trees do not keep rank order)");
     return yes;
 }
 
@@ -277,7 +315,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
 {
     int alg = NATIVE_ALG;
     tcc_ctx x;
-    int ours = commutative(op) && tree_for(OP_REDUCE, comm, root, bytes_of(count, type), &alg, &x);
+    int ours = commutative(OP_REDUCE, op, comm) && tree_for(OP_REDUCE, comm, root, bytes_of(count, type), &alg, &x);
     counted(OP_REDUCE, alg, comm);
     return ours ? tcc_reduce(&x, sendbuf, recvbuf, count, type, op)
                 : PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
@@ -287,7 +325,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype ty
 {
     int alg = NATIVE_ALG;
     tcc_ctx x;
-    int ours = commutative(op) && tree_for(OP_ALLREDUCE, comm, 0, bytes_of(count, type), &alg, &x);
+    int ours = commutative(OP_ALLREDUCE, op, comm) && tree_for(OP_ALLREDUCE, comm, 0, bytes_of(count, type), &alg, &x);
     counted(OP_ALLREDUCE, alg, comm);
     if (!ours) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
     int rc = tcc_reduce(&x, sendbuf, recvbuf, count, type, op);

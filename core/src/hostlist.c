@@ -23,7 +23,23 @@ static int sb_put(strbuf *b, const char *s, size_t n)
     return 0;
 }
 
-#define HOSTLIST_MAX_NAMES 10000000
+/* Digits of a bracket number after its leading zeros: 18 keep every value
+ * and every range count inside a long. */
+#define HOSTLIST_MAX_DIGITS 18
+
+/* A bracket number at p (digits up to end): its value and width, or -1 when
+ * it is too large. */
+static int bracket_number(const char *p, const char *end, long *value, int *width)
+{
+    const char *q = p;
+    while (q < end && *q == '0') q++;
+    if (end - q > HOSTLIST_MAX_DIGITS) return -1;
+    long v = 0;
+    for (; q < end; q++) v = v * 10 + (*q - '0');
+    *value = v;
+    *width = (int)(end - p);
+    return 0;
+}
 
 /* Expand one comma-free term (brackets may hold commas) recursively: the
  * first bracket group multiplies the rest. */
@@ -32,10 +48,14 @@ static tc_status expand_term(const char *prefix, size_t plen, const char *rest,
 {
     const char *lb = strchr(rest, '[');
     if (!lb) {
-        if (plen + strlen(rest) == 0) TC_FAIL(TC_ERR_PARSE, "hostlist '%s': empty name", expr);
+        size_t len = plen + strlen(rest);
+        if (len == 0) TC_FAIL(TC_ERR_PARSE, "hostlist '%s': empty name", expr);
         if (strchr(rest, ']')) TC_FAIL(TC_ERR_PARSE, "hostlist '%s': ']' without '['", expr);
-        if (++*count > HOSTLIST_MAX_NAMES)
-            TC_FAIL(TC_ERR_LIMIT, "hostlist '%s': more than %d names", expr, HOSTLIST_MAX_NAMES);
+        if (len > TC_MAX_NAME_LEN)
+            TC_FAIL(TC_ERR_LIMIT, "hostlist '%.64s...': a name of %zu bytes is longer than the limit of %d",
+                    expr, len, TC_MAX_NAME_LEN);
+        if (++*count > TC_MAX_HOSTLIST_NAMES)
+            TC_FAIL(TC_ERR_LIMIT, "hostlist '%.64s': more than the limit of %d names", expr, TC_MAX_HOSTLIST_NAMES);
         if (sb_put(out, prefix, plen) || sb_put(out, rest, strlen(rest) + 1))
             TC_FAIL(TC_ERR_NOMEM, "hostlist: out of memory");
         return TC_OK;
@@ -43,7 +63,10 @@ static tc_status expand_term(const char *prefix, size_t plen, const char *rest,
     const char *rb = strchr(lb, ']');
     if (!rb) TC_FAIL(TC_ERR_PARSE, "hostlist '%s': '[' without ']'", expr);
     size_t fixed = (size_t)(lb - rest);
-    char *head = malloc(plen + fixed + 32);
+    if (plen + fixed > TC_MAX_NAME_LEN)
+        TC_FAIL(TC_ERR_LIMIT, "hostlist '%.64s...': names longer than the limit of %d bytes", expr, TC_MAX_NAME_LEN);
+    /* room for the prefix and the widest number a name may hold */
+    char *head = malloc(plen + fixed + TC_MAX_NAME_LEN + 2);
     if (!head) TC_FAIL(TC_ERR_NOMEM, "hostlist: out of memory");
     memcpy(head, prefix, plen);
     memcpy(head + plen, rest, fixed);
@@ -55,22 +78,36 @@ static tc_status expand_term(const char *prefix, size_t plen, const char *rest,
         while (q < rb && isdigit((unsigned char)*q)) q++;
         if (q == p) TC_FAIL_GOTO(rc, done, TC_ERR_PARSE, "hostlist '%s': expected a number in brackets at '%.*s'",
                                  expr, (int)(rb - p), p);
-        int width = (int)(q - p);
-        long lo = strtol(p, NULL, 10), hi = lo;
+        int width, width_hi = 0;
+        long lo, hi;
+        if (bracket_number(p, q, &lo, &width))
+            TC_FAIL_GOTO(rc, done, TC_ERR_PARSE, "hostlist '%.64s': number '%.*s' has more than %d digits", expr,
+                         (int)(q - p), p, HOSTLIST_MAX_DIGITS);
+        hi = lo;
         if (*q == '-') {
             const char *r = q + 1, *s = r;
             while (s < rb && isdigit((unsigned char)*s)) s++;
             if (s == r) TC_FAIL_GOTO(rc, done, TC_ERR_PARSE, "hostlist '%s': range without an end", expr);
-            hi = strtol(r, NULL, 10);
+            if (bracket_number(r, s, &hi, &width_hi))
+                TC_FAIL_GOTO(rc, done, TC_ERR_PARSE, "hostlist '%.64s': number '%.*s' has more than %d digits", expr,
+                             (int)(s - r), r, HOSTLIST_MAX_DIGITS);
+            (void)width_hi;   /* Slurm pads every name to the range start's width */
             q = s;
         }
         if (hi < lo) TC_FAIL_GOTO(rc, done, TC_ERR_PARSE, "hostlist '%s': range %ld-%ld runs backwards", expr, lo, hi);
-        if (hi - lo >= HOSTLIST_MAX_NAMES)
-            TC_FAIL_GOTO(rc, done, TC_ERR_LIMIT, "hostlist '%s': range too large", expr);
+        if (hi - lo >= TC_MAX_HOSTLIST_NAMES)
+            TC_FAIL_GOTO(rc, done, TC_ERR_LIMIT, "hostlist '%.64s': range %ld-%ld holds more than the limit of %d names",
+                         expr, lo, hi, TC_MAX_HOSTLIST_NAMES);
         if (q < rb && *q != ',')
             TC_FAIL_GOTO(rc, done, TC_ERR_PARSE, "hostlist '%s': unexpected '%c' in brackets", expr, *q);
+        if (plen + fixed + (size_t)width > TC_MAX_NAME_LEN)
+            TC_FAIL_GOTO(rc, done, TC_ERR_LIMIT, "hostlist '%.64s...': names longer than the limit of %d bytes", expr,
+                         TC_MAX_NAME_LEN);
         for (long v = lo; v <= hi; v++) {
-            int n = snprintf(head + plen + fixed, 32, "%0*ld", width, v);
+            int n = snprintf(head + plen + fixed, TC_MAX_NAME_LEN + 2, "%0*ld", width, v);
+            if (n < 0 || plen + fixed + (size_t)n > TC_MAX_NAME_LEN)
+                TC_FAIL_GOTO(rc, done, TC_ERR_LIMIT, "hostlist '%.64s...': names longer than the limit of %d bytes",
+                             expr, TC_MAX_NAME_LEN);
             TC_TRY(rc, done, expand_term(head, plen + fixed + (size_t)n, rb + 1, expr, out, count));
         }
         p = q < rb ? q + 1 : q;

@@ -11,6 +11,7 @@ struct tc_schedule_builder {
     int32_t *steps;        /* step of each op, parallel to s->ops */
     int64_t cap_blocks;
     int32_t max_step;
+    int32_t min_steps;     /* steps the schedule has at least (empty ones too) */
 };
 
 tc_status tc_builder_create(const char *algorithm, int num_ranks, int64_t expected, tc_schedule_builder **out)
@@ -99,10 +100,12 @@ tc_status tc_builder_add_blocks(tc_schedule_builder *b, int32_t step, int32_t sr
     return push_op(b, step, src, dst, first, n, 0, 1);
 }
 
+void tc_builder_set_min_steps(tc_schedule_builder *b, int32_t steps) { b->min_steps = steps; }
+
 tc_status tc_builder_finish(tc_schedule_builder *b, tc_schedule **out)
 {
     tc_schedule *s = b->s;
-    int nsteps = b->max_step + 1;
+    int nsteps = b->max_step + 1 > b->min_steps ? b->max_step + 1 : b->min_steps;
     s->num_steps = nsteps;
     s->step_begin = tc_xcalloc((size_t)nsteps + 2, sizeof(int64_t));
     tc_op *sorted = tc_xmalloc(sizeof(tc_op) * (size_t)(s->num_ops ? s->num_ops : 1));
@@ -179,78 +182,6 @@ tc_status tc_schedule_from_triples(const char *algorithm, int num_ranks, int64_t
             return rc;
         }
     return tc_builder_finish(b, out);
-}
-
-/* JSON string with the escapes names could need (names are validated to a
- * safe alphabet, the algorithm name is ours). */
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fputc('\\', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-/* Hand-rolled integer output: fprintf("%d") costs ~10x more and 16.7 M pairs
- * are written for 4,096 machines. */
-static void put_int(FILE *f, int32_t v)
-{
-    char buf[12];
-    int n = 0;
-    uint32_t u = v < 0 ? (uint32_t)(-(int64_t)v) : (uint32_t)v;
-    do { buf[n++] = (char)('0' + u % 10); u /= 10; } while (u);
-    if (v < 0) buf[n++] = '-';
-    while (n) putc_unlocked(buf[--n], f);
-}
-
-tc_status tc_schedule_write_json(const tc_schedule *s, const tc_topology *topo, FILE *f)
-{
-    if (topo && tc_topology_num_machines(topo) != s->num_ranks)
-        TC_FAIL(TC_ERR_ARG, "schedule has %d ranks but the topology %d machines", s->num_ranks,
-                tc_topology_num_machines(topo));
-    for (int64_t i = 0; i < s->num_ops; i++)
-        if (s->ops[i].first_block >= 0)
-            TC_FAIL(TC_ERR_UNSUPPORTED, "schedule JSON holds direct messages only; '%s' forwards blocks",
-                    s->algorithm);
-        else if (s->ops[i].parts > 1)
-            TC_FAIL(TC_ERR_UNSUPPORTED, "schedule JSON holds whole blocks only; '%s' cuts them into %d segments",
-                    s->algorithm, s->ops[i].parts);
-    fputs("{\n  \"format\": \"topocoll-schedule/1\",\n  \"algorithm\": ", f);
-    json_string(f, s->algorithm);
-    fputs(",\n  \"machines\": [", f);
-    for (int r = 0; r < s->num_ranks; r++) {
-        if (r) fputs(", ", f);
-        if (topo) json_string(f, tc_topology_node_name(topo, tc_topology_machine_node(topo, r)));
-        else fprintf(f, "\"%d\"", r);
-    }
-    fputs("],\n  \"phases\": [", f);
-    for (int st = 0; st < s->num_steps; st++) {
-        fputs(st ? ",\n    [" : "\n    [", f);
-        for (int64_t i = s->step_begin[st]; i < s->step_begin[st + 1]; i++) {
-            if (i > s->step_begin[st]) putc_unlocked(',', f);
-            putc_unlocked('[', f);
-            put_int(f, s->ops[i].src);
-            putc_unlocked(',', f);
-            put_int(f, s->ops[i].dst);
-            putc_unlocked(']', f);
-        }
-        putc_unlocked(']', f);
-    }
-    fputs(s->num_steps ? "\n  ]" : "]", f);
-    if (s->num_syncs) {
-        fputs(",\n  \"syncs\": [", f);
-        for (int64_t i = 0; i < s->num_syncs; i++) {
-            const tc_op *a = &s->ops[s->syncs[i].after], *b = &s->ops[s->syncs[i].before];
-            fprintf(f, "%s\n    {\"from\": %d, \"to\": %d, \"after\": [%d, %d], \"before\": [%d, %d]}", i ? "," : "",
-                    a->src, b->src, a->src, a->dst, b->src, b->dst);
-        }
-        fputs("\n  ]", f);
-    }
-    fputs("\n}\n", f);
-    if (ferror(f)) TC_FAIL(TC_ERR_IO, "could not write the schedule");
-    return TC_OK;
 }
 
 tc_status tc_schedule_set_steps(tc_schedule *s, const int32_t *step_of)

@@ -99,6 +99,11 @@ tc_status tc_slurm_write(const tc_topology *topo, FILE *out);
 tc_status tc_yaml_parse(const char *text, size_t len, const char *filename, tc_topology **topo);
 tc_status tc_yaml_write(const tc_topology *topo, FILE *out);
 
+/* The whole of a file, for the readers: *text malloc'd (NUL-terminated,
+ * len bytes before it); refuses files over TC_MAX_FILE_BYTES.  what names
+ * the kind of file in messages ("topology", "schedule"). */
+tc_status tc_read_file(const char *path, const char *what, char **text, size_t *len);
+
 /* ---- schedule internals ---- */
 struct tc_schedule {
     char algorithm[48];
@@ -112,6 +117,10 @@ struct tc_schedule {
     int64_t num_syncs;
     tc_sync *syncs;
 };
+
+/* The schedule has at least this many steps, empty ones at the end too
+ * (a schedule read from a file keeps its phase count). */
+void tc_builder_set_min_steps(tc_schedule_builder *b, int32_t steps);
 
 /* Shared by generators: the shift schedule under a given name (a2a_shift.c);
  * Tam & Wang's edge colouring of the complete graph on p vertices

@@ -22,6 +22,17 @@ static tc_format sniff(const char *path, const char *text, size_t len)
 tc_status tc_topology_parse(const char *text, size_t len, tc_format format, const char *filename, tc_topology **topo)
 {
     if (!text || !topo) TC_FAIL(TC_ERR_ARG, "topology: missing argument");
+    const char *file = filename ? filename : "<string>";
+    if (len > (size_t)TC_MAX_FILE_BYTES)
+        TC_FAIL(TC_ERR_LIMIT, "%s: %zu bytes is more than the limit of %ld bytes for a topology", file, len,
+                (long)TC_MAX_FILE_BYTES);
+    /* Both parsers read C strings: a NUL byte would end the file early. */
+    const char *nul = memchr(text, '\0', len);
+    if (nul) {
+        int line = 1;
+        for (const char *c = text; c < nul; c++) line += *c == '\n';
+        TC_FAIL(TC_ERR_PARSE, "%s:%d: a NUL byte: a topology file is text", file, line);
+    }
     if (format == TC_FORMAT_AUTO) format = sniff(filename, text, len);
     tc_status rc = format == TC_FORMAT_SLURM ? tc_slurm_parse(text, len, filename, topo)
                                              : tc_yaml_parse(text, len, filename, topo);
@@ -47,6 +58,38 @@ static bool looks_synthetic(const char *s)
     return true;
 }
 
+tc_status tc_read_file(const char *path, const char *what, char **text, size_t *len_out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) TC_FAIL(TC_ERR_IO, "cannot open %s '%s': %s", what, path, strerror(errno));
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        size_t n = fread(buf + len, 1, cap - len, f);
+        len += n;
+        if (n == 0) break;
+        if (len > (size_t)TC_MAX_FILE_BYTES) {
+            fclose(f);
+            free(buf);
+            TC_FAIL(TC_ERR_LIMIT, "%s: more than the limit of %ld bytes for a %s file", path, (long)TC_MAX_FILE_BYTES, what);
+        }
+        if (len == cap) {
+            char *nb = realloc(buf, cap * 2 + 1);
+            if (!nb) { free(buf); buf = NULL; break; }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!buf) TC_FAIL(TC_ERR_NOMEM, "out of memory reading '%s'", path);
+    if (bad) { free(buf); TC_FAIL(TC_ERR_IO, "cannot read %s '%s'", what, path); }
+    buf[len] = '\0';
+    *text = buf;
+    *len_out = len;
+    return TC_OK;
+}
+
 tc_status tc_topology_load(const char *path, tc_format format, tc_topology **topo)
 {
     if (!path || !topo) TC_FAIL(TC_ERR_ARG, "topology: missing argument");
@@ -59,26 +102,13 @@ tc_status tc_topology_load(const char *path, tc_format format, tc_topology **top
                 TC_FAIL(rc, "'%s' is no file, nor a valid topology spec: %s", path, tc_error_message());
             return rc;
         }
-        TC_FAIL(TC_ERR_IO, "cannot open topology '%s': %s", path, strerror(err));
     }
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        if (n == 0) break;
-        if (len == cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) { free(buf); buf = NULL; break; }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf) TC_FAIL(TC_ERR_NOMEM, "out of memory reading '%s'", path);
-    if (bad) { free(buf); TC_FAIL(TC_ERR_IO, "cannot read topology '%s'", path); }
-    tc_status rc = tc_topology_parse(buf, len, format, path, topo);
+    if (f) fclose(f);
+    char *buf;
+    size_t len;
+    tc_status rc = tc_read_file(path, "topology", &buf, &len);
+    if (rc) return rc;
+    rc = tc_topology_parse(buf, len, format, path, topo);
     free(buf);
     return rc;
 }
@@ -154,6 +184,29 @@ tc_status tc_topology_synthetic(const char *spec, tc_topology **topo)
     const char *kind = colon ? spec : "star";
     size_t kind_len = colon ? (size_t)(colon - spec) : 4;
     TC_TRY(rc, out, parse_counts(spec, colon ? colon + 1 : spec, counts, &n, 64));
+    /* Refuse what would pass the limits before building any of it. */
+    int64_t machines = 0, switches = 0, levels = n;
+    if (kind[0] == 't') {
+        int64_t width = 1;
+        for (int i = 0; i < n; i++) {
+            switches += width;
+            width = width * counts[i] > TC_MAX_MACHINES + 1LL ? TC_MAX_MACHINES + 1LL : width * counts[i];
+        }
+        machines = width;
+    } else {
+        for (int i = 0; i < n; i++) machines += counts[i];
+        switches = n;
+        levels = kind[0] == 'c' ? n : 2;
+    }
+    if (machines > TC_MAX_MACHINES)
+        TC_FAIL_GOTO(rc, out, TC_ERR_LIMIT, "topology spec '%.64s': more than the limit of %d machines", spec,
+                     TC_MAX_MACHINES);
+    if (switches > TC_MAX_SWITCHES)
+        TC_FAIL_GOTO(rc, out, TC_ERR_LIMIT, "topology spec '%.64s': more than the limit of %d switches", spec,
+                     TC_MAX_SWITCHES);
+    if (levels > TC_MAX_LEVELS)
+        TC_FAIL_GOTO(rc, out, TC_ERR_LIMIT, "topology spec '%.64s': more than the limit of %d levels", spec,
+                     TC_MAX_LEVELS);
     TC_TRY(rc, out, tc_topology_create(&s.t));
     TC_TRY(rc, out, tc_topology_set_name(s.t, spec));
     if (!strncmp(kind, "star", kind_len) && kind_len == 4) {

@@ -116,7 +116,7 @@ tc_status tc_slurm_parse(const char *text, size_t len, const char *file, tc_topo
             else if (!strcasecmp(tok, "Nodes")) slot = &cur.nodes;
             else if (!strcasecmp(tok, "Switches")) slot = &cur.switches;
             else if (!strcasecmp(tok, "LinkSpeed")) {
-                if (tc_parse_rate(val, 1e6, &cur.speed))
+                if (tc_parse_rate(val, TC_BARE_RATE_UNIT, &cur.speed))
                     TC_FAIL_GOTO(rc, fail_cur, TC_ERR_PARSE, "%s:%d: LinkSpeed: %s", file, start_line, tc_error_message());
                 continue;
             } else if (!strcasecmp(tok, "BlockName") || !strcasecmp(tok, "BlockSizes"))

@@ -54,7 +54,7 @@ static tc_status read_link_value(yctx *c, const char *key, yaml_node_t *v, link_
 {
     *matched = true;
     if (!strcmp(key, "bandwidth")) {
-        if (!scalar(v) || tc_parse_rate(scalar(v), 0, &lv->bw))
+        if (!scalar(v) || tc_parse_rate(scalar(v), TC_BARE_RATE_UNIT, &lv->bw))
             YFAIL(c, v, TC_ERR_PARSE, "bandwidth: %s", scalar(v) ? tc_error_message() : "expected a rate such as 100Mbit");
     } else if (!strcmp(key, "latency")) {
         if (!scalar(v) || tc_parse_time(scalar(v), 0, &lv->lat))
@@ -314,17 +314,58 @@ out:
     return rc;
 }
 
+static tc_status parser_error(const yaml_parser_t *parser, const char *file)
+{
+    return tc_error_set(TC_ERR_PARSE, __FILE__, __LINE__, "%s:%lu: %s%s%s", file,
+                        (unsigned long)parser->problem_mark.line + 1, parser->problem ? parser->problem : "malformed YAML",
+                        parser->context ? " " : "", parser->context ? parser->context : "");
+}
+
+/* A first pass over the events, before the document is built: nesting
+ * deeper than TC_MAX_NESTING (libyaml's time grows with the square of the
+ * depth), aliases (a topology needs none, and they let a small file stand
+ * for a large one) and NUL characters in values (C strings would end there)
+ * are refused at the line where they occur. */
+static tc_status prescan(const char *text, size_t len, const char *file)
+{
+    yaml_parser_t parser;
+    yaml_event_t ev;
+    tc_status rc = TC_OK;
+    int depth = 0;
+    if (!yaml_parser_initialize(&parser)) TC_FAIL(TC_ERR_NOMEM, "yaml: out of memory");
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    for (;;) {
+        if (!yaml_parser_parse(&parser, &ev)) { rc = parser_error(&parser, file); break; }
+        unsigned long line = (unsigned long)ev.start_mark.line + 1;
+        yaml_event_type_t type = ev.type;
+        if (type == YAML_MAPPING_START_EVENT || type == YAML_SEQUENCE_START_EVENT) depth++;
+        else if (type == YAML_MAPPING_END_EVENT || type == YAML_SEQUENCE_END_EVENT) depth--;
+        if (depth > TC_MAX_NESTING)
+            rc = tc_error_set(TC_ERR_LIMIT, __FILE__, __LINE__, "%s:%lu: nesting deeper than the limit of %d levels",
+                              file, line, TC_MAX_NESTING);
+        else if (type == YAML_ALIAS_EVENT)
+            rc = tc_error_set(TC_ERR_PARSE, __FILE__, __LINE__, "%s:%lu: aliases (*name) are not supported in a topology",
+                              file, line);
+        else if (type == YAML_SCALAR_EVENT && memchr(ev.data.scalar.value, '\0', ev.data.scalar.length))
+            rc = tc_error_set(TC_ERR_PARSE, __FILE__, __LINE__, "%s:%lu: a NUL character in a value", file, line);
+        yaml_event_delete(&ev);
+        if (rc != TC_OK || type == YAML_STREAM_END_EVENT) break;
+    }
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
 tc_status tc_yaml_parse(const char *text, size_t len, const char *file, tc_topology **out)
 {
     yctx c;
     yaml_parser_t parser;
     c.file = file ? file : "<string>";
+    tc_status pre = prescan(text, len, c.file);
+    if (pre != TC_OK) return pre;
     if (!yaml_parser_initialize(&parser)) TC_FAIL(TC_ERR_NOMEM, "yaml: out of memory");
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &c.doc)) {
-        tc_status rc = tc_error_set(TC_ERR_PARSE, __FILE__, __LINE__, "%s:%lu: %s%s%s", c.file,
-                                    (unsigned long)parser.problem_mark.line + 1, parser.problem ? parser.problem : "malformed YAML",
-                                    parser.context ? " " : "", parser.context ? parser.context : "");
+        tc_status rc = parser_error(&parser, c.file);
         yaml_parser_delete(&parser);
         return rc;
     }
@@ -336,6 +377,22 @@ tc_status tc_yaml_parse(const char *text, size_t len, const char *file, tc_topol
 
 /* ---- writer: defaults at the top where every link shares them, the rest as
  * each child's own settings ---- */
+/* A double-quoted YAML scalar: names are of a safe alphabet, but some of
+ * them (":", "-", "sw:") mean something unquoted, and a topology's own name
+ * comes from a file name or a file and may hold anything.  Bytes outside
+ * printable ASCII are escaped (YAML's \xNN), so the output is always YAML. */
+static void put_quoted(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20 || c >= 0x7f) fprintf(f, "\\x%02x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
 static void put_values(FILE *f, double bw, double lat, bool bw_own, bool lat_own)
 {
     char buf[32];
@@ -360,7 +417,7 @@ tc_status tc_yaml_write(const tc_topology *t, FILE *f)
     if (ns < 0) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "out of memory");
     char buf[32];
     fprintf(f, "# topocoll topology (written by topocoll %s)\ntopocoll: 1\n", TOPOCOLL_VERSION);
-    if (t->name && *t->name) fprintf(f, "name: \"%s\"\n", t->name);
+    if (t->name && *t->name) { fputs("name: ", f); put_quoted(f, t->name); fputc('\n', f); }
     if (dbw > 0) { tc_format_rate(dbw, buf, sizeof buf); fprintf(f, "bandwidth: %s\n", buf); }
     if (dlat > 0) { tc_format_time(dlat, buf, sizeof buf); fprintf(f, "latency: %s\n", buf); }
     if (ns) fputs("switches:\n", f);
@@ -368,9 +425,11 @@ tc_status tc_yaml_write(const tc_topology *t, FILE *f)
         int s = order[i];
         char *machines, *switches;
         TC_TRY(rc, out, tc_topology_children(t, s, order, ns, &machines, &switches));
-        fprintf(f, "  - name: %s\n", t->nodes[s].name);
-        if (machines) fprintf(f, "    machines: \"%s\"\n", machines);
-        if (switches) fprintf(f, "    switches: \"%s\"\n", switches);
+        fputs("  - name: ", f);
+        put_quoted(f, t->nodes[s].name);
+        if (machines) { fputs("\n    machines: ", f); put_quoted(f, machines); }
+        if (switches) { fputs("\n    switches: ", f); put_quoted(f, switches); }
+        fputc('\n', f);
         free(machines);
         free(switches);
         int l = t->parent_link[s];
@@ -387,7 +446,9 @@ tc_status tc_yaml_write(const tc_topology *t, FILE *f)
         bool bw_own = l >= 0 && t->links[l].bandwidth != dbw, lat_own = l >= 0 && t->links[l].latency != dlat;
         if (t->nodes[m].slots == 1 && !bw_own && !lat_own && l >= 0) continue;
         if (!header) { fputs("machines:\n", f); header = true; }
-        fprintf(f, "  %s: {", t->nodes[m].name);
+        fputs("  ", f);
+        put_quoted(f, t->nodes[m].name);
+        fputs(": {", f);
         if (t->nodes[m].slots != 1) fprintf(f, "slots: %d%s", t->nodes[m].slots, bw_own || lat_own ? ", " : "");
         if (l >= 0) put_values(f, t->links[l].bandwidth, t->links[l].latency, bw_own, lat_own);
         fputs("}\n", f);

@@ -91,14 +91,36 @@ static bool valid_name(const char *s)
     return true;
 }
 
+/* A name for a message: printable, at most 64 bytes shown. */
+static const char *shown(const char *s, char *buf, size_t len)
+{
+    size_t i = 0;
+    for (; s && *s && i + 5 < len && i < 64; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c >= 0x20 && c < 0x7f) buf[i++] = (char)c;
+        else i += (size_t)snprintf(buf + i, len - i, "\\x%02x", c);
+    }
+    buf[i] = '\0';
+    if (s && *s && i < len - 4) strcat(buf, "...");
+    return buf;
+}
+
 static const char *at(const char *where) { return where ? where : "?"; }
 
 static tc_status add_node(tc_topology *t, const char *name, tc_node_kind kind, int slots,
                           const char *where)
 {
+    char buf[96];
+    if (name && strlen(name) > TC_MAX_NAME_LEN)
+        TC_FAIL(TC_ERR_LIMIT, "%s: name '%s' is longer than the limit of %d bytes", at(where),
+                shown(name, buf, sizeof buf), TC_MAX_NAME_LEN);
     if (!valid_name(name))
         TC_FAIL(TC_ERR_TOPOLOGY, "%s: invalid name '%s': names may hold letters, digits and . _ - : + only",
-                at(where), name ? name : "");
+                at(where), shown(name ? name : "", buf, sizeof buf));
+    if (kind == TC_NODE_MACHINE && t->num_machines >= TC_MAX_MACHINES)
+        TC_FAIL(TC_ERR_LIMIT, "%s: more than the limit of %d machines (ranks)", at(where), TC_MAX_MACHINES);
+    if (kind == TC_NODE_SWITCH && t->num_nodes - t->num_machines >= TC_MAX_SWITCHES)
+        TC_FAIL(TC_ERR_LIMIT, "%s: more than the limit of %d switches", at(where), TC_MAX_SWITCHES);
     int old = tc_topology_node_find(t, name);
     if (old >= 0)
         TC_FAIL(TC_ERR_TOPOLOGY, "%s: duplicate name '%s' (already a %s, declared at %s)", at(where), name,
@@ -290,6 +312,9 @@ tc_status tc_topology_finalize(tc_topology *t)
             queue[tail++] = v;
         }
     }
+    if (t->height > TC_MAX_LEVELS)
+        TC_FAIL_GOTO(rc, done, TC_ERR_LIMIT, "topology: a machine sits %d links below the top switch; the limit is %d levels",
+                     t->height, TC_MAX_LEVELS);
     for (int i = tail - 1; i >= 0; i--) {
         int u = queue[i];
         if (t->nodes[u].kind == TC_NODE_MACHINE) t->below[u]++;

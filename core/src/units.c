@@ -18,55 +18,108 @@ static double si_prefix(char c)
     }
 }
 
+/* A decimal number at the start of text: digits with at most one point and
+ * an optional exponent ("12", "1.5", ".5", "1e3").  strtod alone would also
+ * take hexadecimal ("0x10"), "inf" and "nan".  Returns the number of bytes
+ * read, 0 if there is no such number. */
+static size_t decimal(const char *text, double *v)
+{
+    const char *p = text;
+    size_t digits = 0;
+    while (isdigit((unsigned char)*p)) { p++; digits++; }
+    if (*p == '.') {
+        p++;
+        while (isdigit((unsigned char)*p)) { p++; digits++; }
+    }
+    if (!digits) return 0;
+    if (*p == 'e' || *p == 'E') {
+        const char *e = p + 1;
+        if (*e == '+' || *e == '-') e++;
+        if (isdigit((unsigned char)*e)) {
+            while (isdigit((unsigned char)*e)) e++;
+            p = e;
+        }
+    }
+    char buf[64];
+    size_t n = (size_t)(p - text);
+    if (n >= sizeof buf) return 0;   /* longer than any plausible value */
+    memcpy(buf, text, n);
+    buf[n] = '\0';
+    *v = strtod(buf, NULL);
+    return n;
+}
+
 tc_status tc_parse_rate(const char *text, double bare_unit, double *out)
 {
     if (!text || !out) TC_FAIL(TC_ERR_ARG, "rate: no text given");
-    char *end;
-    double v = strtod(text, &end);
-    if (end == text || !isfinite(v) || v <= 0)
-        TC_FAIL(TC_ERR_PARSE, "rate '%s': expected a positive number with a unit, e.g. 100Mbit", text);
+    double v = 0;
+    size_t n = decimal(text, &v);
+    if (!n || !(v > 0))
+        TC_FAIL(TC_ERR_PARSE, "rate '%s': expected a positive decimal number with a unit, e.g. 100Mbit", text);
+    const char *end = text + n;
     while (*end == ' ') end++;
+    double mult = 1, scale = 1;
     if (*end == '\0') {
-        if (bare_unit > 0) { *out = v * bare_unit; return TC_OK; }
-        TC_FAIL(TC_ERR_PARSE, "rate '%s' needs a unit, e.g. 100Mbit or 1Gbit", text);
+        if (bare_unit <= 0) TC_FAIL(TC_ERR_PARSE, "rate '%s' needs a unit, e.g. 100Mbit or 1Gbit", text);
+        mult = bare_unit;
+    } else {
+        mult = si_prefix(*end);
+        const char *unit = mult > 0 ? end + 1 : end;
+        if (mult == 0) mult = 1;
+        if (*unit == '\0' || !strcasecmp(unit, "bit") || !strcasecmp(unit, "bit/s") ||
+            !strcasecmp(unit, "bps") || !strcmp(unit, "b/s") || !strcmp(unit, "b"))
+            scale = 1;
+        else if (!strcmp(unit, "B/s") || !strcmp(unit, "B") || !strcmp(unit, "Bps") ||
+                 !strcasecmp(unit, "byte/s"))
+            scale = 8;
+        else
+            TC_FAIL(TC_ERR_PARSE, "rate '%s': unknown unit '%s' (use bit, bit/s, bps or B/s with k, M, G, T)",
+                    text, end);
     }
-    double mult = si_prefix(*end);
-    const char *unit = mult > 0 ? end + 1 : end;
-    if (mult == 0) mult = 1;
-    double scale;
-    if (*unit == '\0' || !strcasecmp(unit, "bit") || !strcasecmp(unit, "bit/s") ||
-        !strcasecmp(unit, "bps") || !strcmp(unit, "b/s") || !strcmp(unit, "b"))
-        scale = 1;
-    else if (!strcmp(unit, "B/s") || !strcmp(unit, "B") || !strcmp(unit, "Bps") ||
-             !strcasecmp(unit, "byte/s"))
-        scale = 8;
-    else
-        TC_FAIL(TC_ERR_PARSE, "rate '%s': unknown unit '%s' (use bit, bit/s, bps or B/s with k, M, G, T)",
-                text, end);
-    if (unit == end && *unit == '\0') scale = 1;
-    *out = v * mult * scale;
+    double r = v * mult * scale;
+    if (!isfinite(r) || r < TC_MIN_RATE || r > TC_MAX_RATE)
+        TC_FAIL(TC_ERR_PARSE, "rate '%s' is outside the plausible range 1kbit to 1000Tbit (1 kbit/s to 1 Pbit/s)",
+                text);
+    *out = r;
     return TC_OK;
 }
 
 tc_status tc_parse_time(const char *text, double bare_unit, double *out)
 {
     if (!text || !out) TC_FAIL(TC_ERR_ARG, "time: no text given");
-    char *end;
-    double v = strtod(text, &end);
-    if (end == text || !isfinite(v) || v < 0)
-        TC_FAIL(TC_ERR_PARSE, "time '%s': expected a non-negative number with a unit, e.g. 50us", text);
+    double v = 0;
+    size_t n = decimal(text, &v);
+    if (!n) TC_FAIL(TC_ERR_PARSE, "time '%s': expected a non-negative decimal number with a unit, e.g. 50us", text);
+    const char *end = text + n;
     while (*end == ' ') end++;
     double mult;
     if (*end == '\0') {
-        if (bare_unit > 0) { *out = v * bare_unit; return TC_OK; }
-        TC_FAIL(TC_ERR_PARSE, "time '%s' needs a unit, e.g. 50us or 1ms", text);
+        if (bare_unit <= 0) TC_FAIL(TC_ERR_PARSE, "time '%s' needs a unit, e.g. 50us or 1ms", text);
+        mult = bare_unit;
     } else if (!strcmp(end, "s")) mult = 1;
     else if (!strcmp(end, "ms")) mult = 1e-3;
     else if (!strcmp(end, "us")) mult = 1e-6;
     else if (!strcmp(end, "ns")) mult = 1e-9;
     else TC_FAIL(TC_ERR_PARSE, "time '%s': unknown unit '%s' (use s, ms, us or ns)", text, end);
-    *out = v * mult;
+    double t = v * mult;
+    if (!isfinite(t) || t > TC_MAX_TIME)
+        TC_FAIL(TC_ERR_PARSE, "time '%s' is longer than the limit of %g s", text, TC_MAX_TIME);
+    *out = t;
     return TC_OK;
+}
+
+/* The limits of topocoll.h by name, for the bindings (one home). */
+double tc_limit(const char *name)
+{
+    static const struct { const char *name; double value; } limits[] = {
+        {"machines", TC_MAX_MACHINES}, {"switches", TC_MAX_SWITCHES}, {"levels", TC_MAX_LEVELS},
+        {"name_len", TC_MAX_NAME_LEN}, {"hostlist_names", TC_MAX_HOSTLIST_NAMES},
+        {"file_bytes", (double)TC_MAX_FILE_BYTES}, {"nesting", TC_MAX_NESTING}, {"min_rate", TC_MIN_RATE},
+        {"max_rate", TC_MAX_RATE}, {"max_time", TC_MAX_TIME}, {"bare_rate_unit", TC_BARE_RATE_UNIT},
+    };
+    for (size_t i = 0; name && i < sizeof limits / sizeof limits[0]; i++)
+        if (!strcmp(limits[i].name, name)) return limits[i].value;
+    return -1;
 }
 
 /* Shortest exact-looking text: the largest unit giving a value >= 1. */

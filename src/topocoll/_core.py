@@ -119,6 +119,7 @@ _PROTOS = {
     "tc_error_clear": (None, []),
     "tc_parse_rate": (I, [S, D, ctypes.POINTER(D)]),
     "tc_parse_time": (I, [S, D, ctypes.POINTER(D)]),
+    "tc_limit": (D, [S]),
     "tc_format_rate": (None, [D, ctypes.c_char_p, ctypes.c_size_t]),
     "tc_format_time": (None, [D, ctypes.c_char_p, ctypes.c_size_t]),
     "tc_hostlist_expand": (I, [S, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t)]),
@@ -180,6 +181,7 @@ _PROTOS = {
     "tc_alltoall_plan_for_execution": (I, [S, P, I, ctypes.POINTER(P)]),
     "tc_schedule_from_triples": (I, [S, I, I64, P, ctypes.POINTER(P)]),
     "tc_schedule_write_json": (I, [P, P, P]),
+    "tc_schedule_load_json": (I, [S, P, ctypes.POINTER(P)]),
     "tc_schedule_verify": (I, [P, P, ctypes.POINTER(_VerifyReport)]),
     "tc_schedule_add_syncs": (I, [P, P, I, ctypes.POINTER(_SyncStats)]),
     "tc_schedule_num_syncs": (I64, [P]),
@@ -213,7 +215,7 @@ def lib():
 def _check(rc: int) -> None:
     if rc != 0:
         L = lib()
-        raise TopocollError(L.tc_status_name(rc).decode(), L.tc_error_message().decode())
+        raise TopocollError(L.tc_status_name(rc).decode("utf-8", "backslashreplace"), L.tc_error_message().decode("utf-8", "backslashreplace"))
 
 
 def _capture(write) -> str:
@@ -225,7 +227,7 @@ def _capture(write) -> str:
     finally:
         _libc.fclose(f)
     try:
-        text = ctypes.string_at(buf, size.value).decode()
+        text = ctypes.string_at(buf, size.value).decode("utf-8", "backslashreplace")
     finally:
         _libc.free(ctypes.cast(buf, ctypes.c_void_p))
     _check(rc)
@@ -245,41 +247,55 @@ def _to_file(path: str | os.PathLike, write) -> None:
     _check(rc)
 
 
-def parse_rate(text: str, bare_unit: float = 0) -> float:
-    """Bits per second of a rate such as ``100Mbit``."""
+def limit(name: str) -> float:
+    """One of the core's documented limits (topocoll.h, "limits"), by name:
+    ``machines``, ``switches``, ``levels``, ``name_len``, ``hostlist_names``,
+    ``file_bytes``, ``nesting``, ``min_rate``, ``max_rate``, ``max_time``,
+    ``bare_rate_unit``."""
+    v = lib().tc_limit(name.encode("utf-8", "surrogateescape"))
+    if v < 0:
+        raise KeyError(name)
+    return v
+
+
+def parse_rate(text: str, bare_unit: float | None = None) -> float:
+    """Bits per second of a rate such as ``100Mbit``; a bare number is read
+    with the core's one rule (Mbit/s) unless ``bare_unit`` says otherwise."""
+    if bare_unit is None:
+        bare_unit = limit("bare_rate_unit")
     out = ctypes.c_double()
-    _check(lib().tc_parse_rate(text.encode(), bare_unit, ctypes.byref(out)))
+    _check(lib().tc_parse_rate(text.encode("utf-8", "surrogateescape"), bare_unit, ctypes.byref(out)))
     return out.value
 
 
 def parse_time(text: str, bare_unit: float = 0) -> float:
     """Seconds of a time such as ``50us``."""
     out = ctypes.c_double()
-    _check(lib().tc_parse_time(text.encode(), bare_unit, ctypes.byref(out)))
+    _check(lib().tc_parse_time(text.encode("utf-8", "surrogateescape"), bare_unit, ctypes.byref(out)))
     return out.value
 
 
 def format_rate(bps: float) -> str:
     buf = ctypes.create_string_buffer(32)
     lib().tc_format_rate(bps, buf, 32)
-    return buf.value.decode()
+    return buf.value.decode("utf-8", "backslashreplace")
 
 
 def format_time(seconds: float) -> str:
     buf = ctypes.create_string_buffer(32)
     lib().tc_format_time(seconds, buf, 32)
-    return buf.value.decode()
+    return buf.value.decode("utf-8", "backslashreplace")
 
 
 def hostlist_expand(expr: str) -> list[str]:
     """Names of a Slurm hostlist expression, in order."""
     ptr, n = ctypes.c_void_p(), ctypes.c_size_t()
-    _check(lib().tc_hostlist_expand(expr.encode(), ctypes.byref(ptr), ctypes.byref(n)))
+    _check(lib().tc_hostlist_expand(expr.encode("utf-8", "surrogateescape"), ctypes.byref(ptr), ctypes.byref(n)))
     try:
         names, off = [], 0
         for _ in range(n.value):
             s = ctypes.string_at(ptr.value + off)
-            names.append(s.decode())
+            names.append(s.decode("utf-8", "backslashreplace"))
             off += len(s) + 1
         return names
     finally:
@@ -288,11 +304,11 @@ def hostlist_expand(expr: str) -> list[str]:
 
 def hostlist_compress(names: list[str]) -> str:
     """A hostlist expression that expands back to exactly ``names``."""
-    arr = (ctypes.c_char_p * len(names))(*[n.encode() for n in names])
+    arr = (ctypes.c_char_p * len(names))(*[n.encode("utf-8", "surrogateescape") for n in names])
     out = ctypes.c_void_p()
     _check(lib().tc_hostlist_compress(arr, len(names), ctypes.byref(out)))
     try:
-        return ctypes.string_at(out.value).decode()
+        return ctypes.string_at(out.value).decode("utf-8", "backslashreplace")
     finally:
         _libc.free(out)
 
@@ -320,14 +336,14 @@ class Topology:
     @classmethod
     def parse(cls, text: str, fmt: str = "auto", filename: str = "<string>") -> "Topology":
         h = ctypes.c_void_p()
-        data = text.encode()
-        _check(lib().tc_topology_parse(data, len(data), _FORMATS[fmt], filename.encode(), ctypes.byref(h)))
+        data = text.encode("utf-8", "surrogateescape")
+        _check(lib().tc_topology_parse(data, len(data), _FORMATS[fmt], filename.encode("utf-8", "surrogateescape"), ctypes.byref(h)))
         return cls(h.value)
 
     @classmethod
     def synthetic(cls, spec: str) -> "Topology":
         h = ctypes.c_void_p()
-        _check(lib().tc_topology_synthetic(spec.encode(), ctypes.byref(h)))
+        _check(lib().tc_topology_synthetic(spec.encode("utf-8", "surrogateescape"), ctypes.byref(h)))
         return cls(h.value)
 
     def write(self, fmt: str = "yaml") -> str:
@@ -341,7 +357,7 @@ class Topology:
 
     @property
     def name(self) -> str:
-        return lib().tc_topology_name(self._h).decode()
+        return lib().tc_topology_name(self._h).decode("utf-8", "backslashreplace")
 
     @property
     def num_machines(self) -> int:
@@ -352,7 +368,7 @@ class Topology:
         return lib().tc_topology_num_switches(self._h)
 
     def node_name(self, node: int) -> str:
-        return lib().tc_topology_node_name(self._h, node).decode()
+        return lib().tc_topology_node_name(self._h, node).decode("utf-8", "backslashreplace")
 
     def node_is_machine(self, node: int) -> bool:
         return lib().tc_topology_node_kind(self._h, node) == 0
@@ -361,7 +377,7 @@ class Topology:
     def machines(self) -> list[str]:
         """Machine names in rank order."""
         L = lib()
-        return [L.tc_topology_node_name(self._h, L.tc_topology_machine_node(self._h, r)).decode()
+        return [L.tc_topology_node_name(self._h, L.tc_topology_machine_node(self._h, r)).decode("utf-8", "backslashreplace")
                 for r in range(self.num_machines)]
 
     @property
@@ -422,7 +438,7 @@ class Topology:
         buf = ctypes.create_string_buffer(4096)
         if lib().tc_topology_levels(self._h, rank, buf, len(buf)) < 0:
             raise TopocollError("limit", "level names longer than 4096 bytes")
-        return buf.value.decode()
+        return buf.value.decode("utf-8", "backslashreplace")
 
     def clusters(self, default_bandwidth: float = 1e8) -> list[int]:
         """Cluster of each rank: the parts left when the bottleneck links are cut."""
@@ -460,7 +476,7 @@ class Schedule:
     def plan(cls, algorithm: str, topology: Topology) -> "Schedule":
         """Plan an all-to-all over the topology's machines."""
         h = ctypes.c_void_p()
-        _check(lib().tc_alltoall_plan(algorithm.encode(), topology._h, ctypes.byref(h)))
+        _check(lib().tc_alltoall_plan(algorithm.encode("utf-8", "surrogateescape"), topology._h, ctypes.byref(h)))
         return cls(h.value)
 
     @classmethod
@@ -487,7 +503,7 @@ class Schedule:
             arr = (ctypes.c_int * len(clusters))(*clusters)
         opt = _PlanOptions(segments, fanout, arr, sync_depth, orders.index(phase_order) if phase_order else 0)
         h = ctypes.c_void_p()
-        _check(lib().tc_alltoall_plan_with_options(algorithm.encode(), topology._h, ctypes.byref(opt), int(execute),
+        _check(lib().tc_alltoall_plan_with_options(algorithm.encode("utf-8", "surrogateescape"), topology._h, ctypes.byref(opt), int(execute),
                                                    ctypes.byref(h)))
         return cls(h.value)
 
@@ -520,12 +536,22 @@ class Schedule:
         h = ctypes.c_void_p()
         n = len(triples) // 3
         addr = triples.buffer_info()[0] if n else None
-        _check(lib().tc_schedule_from_triples(algorithm.encode(), num_ranks, n, addr, ctypes.byref(h)))
+        _check(lib().tc_schedule_from_triples(algorithm.encode("utf-8", "surrogateescape"), num_ranks, n, addr, ctypes.byref(h)))
+        return cls(h.value)
+
+    @classmethod
+    def load_json(cls, path: str | os.PathLike, topology: "Topology | None" = None) -> "Schedule":
+        """A schedule JSON file (``topocoll plan -o``), read by the core: its
+        phases (empty ones too) and syncs, its machines checked against
+        ``topology``'s when one is given."""
+        h = ctypes.c_void_p()
+        th = topology._h if topology is not None else None
+        _check(lib().tc_schedule_load_json(os.fsencode(path), th, ctypes.byref(h)))
         return cls(h.value)
 
     @property
     def algorithm(self) -> str:
-        return lib().tc_schedule_algorithm(self._h).decode()
+        return lib().tc_schedule_algorithm(self._h).decode("utf-8", "backslashreplace")
 
     @property
     def num_ranks(self) -> int:
@@ -571,7 +597,7 @@ class Schedule:
             "host_single_port": bool(rep.host_single_port),
             "bottleneck_once": bool(rep.bottleneck_once),
             "max_parts": rep.max_parts,
-            "problem": rep.problem.decode(),
+            "problem": rep.problem.decode("utf-8", "backslashreplace"),
         }
 
     def add_syncs(self, topology: Topology, depth: int = 1) -> dict:
@@ -603,7 +629,7 @@ def phase_orders() -> list[str]:
     the library's default."""
     L, out = lib(), []
     while (name := L.tc_phase_order_name(len(out))) is not None:
-        out.append(name.decode())
+        out.append(name.decode("utf-8", "backslashreplace"))
     return out
 
 
@@ -614,8 +640,8 @@ def algorithms() -> list[dict]:
     for i in range(L.tc_algorithm_count()):
         props, params = L.tc_algorithm_properties(i), L.tc_algorithm_params(i)
         out.append({
-            "name": L.tc_algorithm_name(i).decode(),
-            "summary": L.tc_algorithm_summary(i).decode(),
+            "name": L.tc_algorithm_name(i).decode("utf-8", "backslashreplace"),
+            "summary": L.tc_algorithm_summary(i).decode("utf-8", "backslashreplace"),
             "contention_free": bool(props & PROP_CONTENTION_FREE),
             "optimal": bool(props & PROP_OPTIMAL),
             "topology_aware": bool(props & PROP_TOPOLOGY_AWARE),
@@ -631,13 +657,13 @@ def algorithms() -> list[dict]:
 def tree_algorithms() -> list[str]:
     """Names of the collective tree algorithms (binomial, two-level, multilevel)."""
     L = lib()
-    return [L.tc_tree_algorithm_name(i).decode() for i in range(L.tc_tree_algorithm_count())]
+    return [L.tc_tree_algorithm_name(i).decode("utf-8", "backslashreplace") for i in range(L.tc_tree_algorithm_count())]
 
 
 def group_vectors(names: list[str]) -> tuple[int, list[list[int]]]:
     """Levels and group ids per rank from "site/lan/machine" names."""
     n = len(names)
-    arr = (ctypes.c_char_p * n)(*[x.encode() for x in names])
+    arr = (ctypes.c_char_p * n)(*[x.encode("utf-8", "surrogateescape") for x in names])
     levels, ptr = ctypes.c_int(), ctypes.POINTER(ctypes.c_int)()
     _check(lib().tc_groups_from_names(arr, n, b"/", ctypes.byref(levels), ctypes.byref(ptr)))
     try:
@@ -657,7 +683,7 @@ def collective_tree(algorithm: str, names: list[str], root: int, cluster_level: 
     flat = (ctypes.c_int * max(1, n * L))(*[g for v in vec for g in v])
     t = ctypes.POINTER(_Tree)()
     at = L - 1 if cluster_level < 0 else cluster_level
-    _check(lib().tc_tree_build(algorithm.encode(), n, L, flat, root, None, at, ctypes.byref(t)))
+    _check(lib().tc_tree_build(algorithm.encode("utf-8", "surrogateescape"), n, L, flat, root, None, at, ctypes.byref(t)))
     try:
         tr = t.contents
         parent = [tr.parent[r] for r in range(n)]

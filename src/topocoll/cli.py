@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from . import __version__
@@ -39,6 +40,19 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("topocoll: interrupted", file=sys.stderr)
         return 130
+    except OSError as e:   # a file a command opens itself (an output, a CSV)
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"topocoll: error: {where}{e.strerror or e}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("topocoll: error: out of memory", file=sys.stderr)
+        return 2
+    except Exception as e:   # a bug: say so in one line, the traceback on request
+        if os.environ.get("TOPOCOLL_DEBUG"):
+            raise
+        print(f"topocoll: internal error: {type(e).__name__}: {e} (TOPOCOLL_DEBUG=1 shows where; "
+              "please report it with the command)", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

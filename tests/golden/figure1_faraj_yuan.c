@@ -18,10 +18,6 @@ static const int fig1_alltoall_ops[180] = {
     -1, 1, 0, 1
 };
 
-static const int fig1_alltoall_blocks[1] = {
-    0
-};
-
 static const long long fig1_alltoall_syncs[52] = {
     0, 4, 1, 6, 2, 9, 3, 7, 4, 8, 5, 10, 7, 12, 8, 11,
     9, 12, 9, 13, 10, 12, 11, 14, 11, 17, 12, 20, 13, 15, 14, 18,
@@ -30,7 +26,7 @@ static const long long fig1_alltoall_syncs[52] = {
 };
 
 static const tcx_schedule fig1_alltoall_schedule = {
-    "faraj-yuan", 6, 9, fig1_alltoall_step_begin, fig1_alltoall_ops, fig1_alltoall_blocks,
+    "faraj-yuan", 6, 9, fig1_alltoall_step_begin, fig1_alltoall_ops, NULL,
     26, fig1_alltoall_syncs
 };
 

@@ -43,10 +43,32 @@ const char *tc_error_message(void);
 const char *tc_error_origin(void);
 void tc_error_clear(void);
 
+/* ---- limits (docs/interfaces.md, "Limits") -------------------------------- */
+/* Every input is refused past these at once, with TC_ERR_LIMIT (or
+ * TC_ERR_PARSE for a number out of range) and a message naming the limit. */
+#define TC_MAX_MACHINES 65536          /* machines (ranks, once expanded) a topology */
+#define TC_MAX_SWITCHES 65536          /* switches a topology */
+#define TC_MAX_LEVELS 64               /* switches on the way from a machine to the top */
+#define TC_MAX_NAME_LEN 255            /* bytes of a machine or switch name */
+#define TC_MAX_HOSTLIST_NAMES 1048576  /* names one hostlist expression expands to */
+#define TC_MAX_FILE_BYTES (64L << 20)  /* a topology or schedule file */
+#define TC_MAX_NESTING 32              /* nesting of a YAML or JSON document */
+#define TC_MIN_RATE 1e3                /* bit/s: 1 kbit/s */
+#define TC_MAX_RATE 1e15               /* bit/s: 1 Pbit/s */
+#define TC_MAX_TIME 3600.0             /* seconds: a latency, a wait */
+/* A bare number as a rate is Mbit/s everywhere (Slurm's LinkSpeed reading). */
+#define TC_BARE_RATE_UNIT 1e6
+/* The limits above by their names ("machines", "switches", "levels",
+ * "name_len", "hostlist_names", "file_bytes", "nesting", "min_rate",
+ * "max_rate", "max_time", "bare_rate_unit"); -1 for an unknown name. */
+double tc_limit(const char *name);
+
 /* ---- rates and times --------------------------------------------------- */
 /* Parse "100Mbit", "1Gbit/s", "12.5MB/s", "10G" into bit/s; "50us", "1ms",
- * "0.2s" into seconds.  A bare number is rejected unless bare_unit > 0, in
- * which case it is multiplied by bare_unit. */
+ * "0.2s" into seconds.  Numbers are decimal (digits, a point, an exponent);
+ * rates must lie in [TC_MIN_RATE, TC_MAX_RATE] and times in [0, TC_MAX_TIME].
+ * A bare number is rejected unless bare_unit > 0, in which case it is
+ * multiplied by bare_unit (TC_BARE_RATE_UNIT for rates). */
 tc_status tc_parse_rate(const char *text, double bare_unit, double *bits_per_s);
 tc_status tc_parse_time(const char *text, double bare_unit, double *seconds);
 /* Canonical text ("100Mbit", "50us"); buf of at least 32 bytes. */
@@ -219,8 +241,15 @@ void tc_schedule_copy_ops(const tc_schedule *s, int32_t *out);
 /* Build a direct schedule from (step, src, dst) triples (e.g. read from JSON). */
 tc_status tc_schedule_from_triples(const char *algorithm, int num_ranks, int64_t n,
                                    const int32_t *triples, tc_schedule **s);
-/* Write the schedule JSON of INTERFACES.md (direct operations only). */
+/* Write the schedule JSON of docs/interfaces.md (direct operations only). */
 tc_status tc_schedule_write_json(const tc_schedule *s, const tc_topology *topo, FILE *out);
+/* Read it back (strict JSON in UTF-8, within the limits above): the phases
+ * as steps of direct operations, empty phases too, and its syncs.  With a
+ * topology, its machines must be the file's, in order; without, the file's
+ * machine count is the rank count.  Errors name "file:line:column". */
+tc_status tc_schedule_read_json(const char *text, size_t len, const char *filename, const tc_topology *topo,
+                                tc_schedule **sched);
+tc_status tc_schedule_load_json(const char *path, const tc_topology *topo, tc_schedule **sched);
 
 /* ---- pairwise synchronisation (Faraj & Yuan, section 5) ------------------ */
 /*

@@ -29,10 +29,15 @@ def setup_parser(p):
                    help="algorithm (default %(default)s)")
 
 
-def c_array(ctype: str, name: str, values, per_line: int = 16) -> str:
-    vals = list(values) or [0]
+def c_array(ctype: str, name: str, values, per_line: int = 16) -> tuple[str, str]:
+    """The declaration of a constant table and the expression naming it:
+    an empty table is no array but NULL (a one-element placeholder lets an
+    optimising compiler warn about reads it cannot prove never happen)."""
+    vals = list(values)
+    if not vals:
+        return "", "NULL"
     lines = [", ".join(str(v) for v in vals[i:i + per_line]) for i in range(0, len(vals), per_line)]
-    return f"static const {ctype} {name}[{len(vals)}] = {{\n    " + ",\n    ".join(lines) + "\n};\n"
+    return f"static const {ctype} {name}[{len(vals)}] = {{\n    " + ",\n    ".join(lines) + "\n};\n", name
 
 
 def executor_source() -> str:
@@ -53,6 +58,10 @@ def generate(topo, algorithm: str, name: str, sync_depth: int = 1, **options) ->
     machines = topo.machines
     shown = ", ".join(machines[:8]) + (", ..." if len(machines) > 8 else "")
     n = topo.num_machines
+    tables = {key: c_array(ctype, f"{name}_{key}", t[key])
+              for key, ctype in (("step_begin", "long long"), ("ops", "int"), ("blocks", "int"), ("syncs", "long long"))}
+    decls = "\n".join(d for d, _ in tables.values() if d)
+    ref = {key: r for key, (_, r) in tables.items()}
     return f"""/*
  * {name}: MPI_Alltoall planned by topocoll {__version__} ({algorithm}{order}) for the
  * topology '{topo.name}': {n} machines, {sched.num_steps} steps, {sched.num_ops} messages,
@@ -70,13 +79,10 @@ int {name}(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recv
 /* ---- the executor, as in topocoll's tc_exec.h ---- */
 {executor_source()}
 /* ---- the plan ---- */
-{c_array("long long", name + "_step_begin", t["step_begin"])}
-{c_array("int", name + "_ops", t["ops"])}
-{c_array("int", name + "_blocks", t["blocks"])}
-{c_array("long long", name + "_syncs", t["syncs"])}
+{decls}
 static const tcx_schedule {name}_schedule = {{
-    "{algorithm}", {n}, {sched.num_steps}, {name}_step_begin, {name}_ops, {name}_blocks,
-    {len(t['syncs']) // 2}, {name}_syncs
+    "{algorithm}", {n}, {sched.num_steps}, {ref["step_begin"]}, {ref["ops"]}, {ref["blocks"]},
+    {len(t['syncs']) // 2}, {ref["syncs"]}
 }};
 
 static int {name}_keyval = MPI_KEYVAL_INVALID;
