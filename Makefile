@@ -6,10 +6,10 @@ PY := $(VENV)/bin/python
 BUILD := build
 APT_PACKAGES := build-essential cmake ninja-build pkg-config libyaml-dev python3 python3-venv python3-dev \
 	libopenmpi-dev openmpi-bin libmpich-dev mpich python3-mpi4py libsimgrid-dev \
-	iproute2 ethtool util-linux
+	iproute2 ethtool util-linux clang libclang-rt-14-dev llvm
 PYTHON ?= python3
 
-.PHONY: all build deps test test-c test-py demo bench clean
+.PHONY: all build deps test test-c test-san test-py fuzz fuzz-build fuzz-coverage demo bench clean
 
 all: build
 
@@ -36,9 +36,45 @@ build: deps $(VENV)/.ok
 	cmake --install $(BUILD) >/dev/null
 	@$(VENV)/bin/topocoll --version
 
-test: build
+test: build test-san
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_TEST_SECONDS)
 	cd $(BUILD) && ctest --output-on-failure
-	$(VENV)/bin/pytest -q tests
+	$(VENV)/bin/pytest -q --durations=10 tests
+
+# The C unit tests and a small MPI integrity run, built with AddressSanitizer
+# and UndefinedBehaviorSanitizer (any report fails them).
+SAN_BUILD := build-san
+test-san: deps
+	cmake -S . -B $(SAN_BUILD) -G Ninja -DTOPOCOLL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	cmake --build $(SAN_BUILD) --target topocoll test_core test_hostile topocoll_pmpi alltoall_check
+	cd $(SAN_BUILD) && ctest --output-on-failure
+
+# libFuzzer over every reader of the core (core/fuzz/fuzz_parsers.c), with
+# ASan and UBSan: `make fuzz FUZZ_SECONDS=600`.  New inputs go to
+# build/fuzz/new-corpus; the kept corpus is core/fuzz/corpus.  A finding
+# leaves its input as build/fuzz/crash-* and fails.
+FUZZ_SECONDS ?= 60
+FUZZ_TEST_SECONDS ?= 30
+FUZZ := $(BUILD)/fuzz/fuzz_parsers
+FUZZ_SOURCES := $(wildcard core/src/*.c) core/fuzz/fuzz_parsers.c
+$(FUZZ): $(FUZZ_SOURCES) $(wildcard core/src/*.h core/src/*.def core/include/topocoll/*.h) | deps
+	@mkdir -p $(dir $@)
+	clang -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  -Icore/include -Icore/src $(FUZZ_SOURCES) $$(pkg-config --cflags --libs yaml-0.1) -lm -o $@
+fuzz-build: $(FUZZ)
+fuzz: $(FUZZ)
+	@mkdir -p $(BUILD)/fuzz/new-corpus
+	cd $(BUILD)/fuzz && ASAN_OPTIONS=detect_leaks=1 ./fuzz_parsers -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	  -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 new-corpus $(abspath core/fuzz/corpus)
+
+# Line coverage of core/src by the kept corpus and what the last runs found.
+fuzz-coverage: deps
+	@mkdir -p $(BUILD)/fuzz
+	clang -O1 -std=gnu11 -fprofile-instr-generate -fcoverage-mapping -fsanitize=fuzzer -Icore/include -Icore/src \
+	  $(FUZZ_SOURCES) $$(pkg-config --cflags --libs yaml-0.1) -lm -o $(BUILD)/fuzz/fuzz_coverage
+	cd $(BUILD)/fuzz && LLVM_PROFILE_FILE=cov.profraw ./fuzz_coverage -runs=0 new-corpus $(abspath core/fuzz/corpus) >/dev/null 2>&1
+	cd $(BUILD)/fuzz && llvm-profdata merge -sparse cov.profraw -o cov.profdata && \
+	  llvm-cov report ./fuzz_coverage -instr-profile=cov.profdata $(abspath core/src) | tail -n 40
 
 demo: build
 	$(VENV)/bin/topocoll demo
@@ -47,4 +83,4 @@ bench: build
 	$(PY) benchmarks/plan_scaling.py
 
 clean:
-	rm -rf $(BUILD) $(VENV) src/*.egg-info
+	rm -rf $(BUILD) $(SAN_BUILD) $(VENV) src/*.egg-info

@@ -170,3 +170,27 @@ def test_bad_shapes_stop_the_job():
     env = {"LD_PRELOAD": str(pmpi_lib("openmpi")), "TOPOCOLL_TOPOLOGY": "chain:2,2", "TOPOCOLL_TREE_SHAPES": "star"}
     proc = run("openmpi", 2, [program("coll_check", "openmpi")], env)
     assert proc.returncode != 0 and "TOPOCOLL_TREE_SHAPES=star" in proc.stderr
+
+
+def test_verbose_says_every_fallback():
+    """TOPOCOLL_VERBOSE names what sends a call to the MPI: a machine missing
+    from the topology (as the alltoall line does), an intercommunicator, a
+    non-commutative operation; the data stay right."""
+    env = {"LD_PRELOAD": str(pmpi_lib("openmpi")), "TOPOCOLL_TOPOLOGY": "chain:2,2,2",
+           "TOPOCOLL_RANK_MAP": "n0,n0,n1,n2,x9", "TOPOCOLL_VERBOSE": "1", "TOPOCOLL_STATS": "1"}
+    proc = run("openmpi", 5, [program("coll_check", "openmpi")], env)
+    assert proc.returncode == 0 and re.search(r"errors=0", proc.stdout), proc.stdout + proc.stderr[-2000:]
+    err = proc.stderr
+    assert "collectives on a communicator of 5 ranks: native: rank 4's machine 'x9' is not in the topology" in err
+    assert "barrier: native: an intercommunicator" in err
+    assert re.search(r"alltoall on a communicator of \d ranks: native: an intercommunicator", err)
+    assert "reduce: native: a non-commutative operation" in err
+
+
+@pytest.mark.parametrize("value, says", [("99", "from 0 (the top) to 15"), ("x", "TOPOCOLL_TWO_LEVEL_AT=x"),
+                                         ("5", "TOPOCOLL_TWO_LEVEL_AT=5: the communicator's levels are 0 (the top) to 1")])
+def test_two_level_at_out_of_range_stops_the_job(value, says):
+    env = {"LD_PRELOAD": str(pmpi_lib("openmpi")), "TOPOCOLL_TOPOLOGY": "chain:2,2",
+           "TOPOCOLL_RANK_MAP": "n0,n1,n2", "TOPOCOLL_TWO_LEVEL_AT": value, "TOPOCOLL_BCAST": "two-level"}
+    proc = run("openmpi", 3, [program("coll_check", "openmpi")], env)
+    assert proc.returncode != 0 and says in proc.stderr, proc.stderr[-2000:]

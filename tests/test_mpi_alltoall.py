@@ -156,20 +156,78 @@ def test_local_group_given_clusters():
     assert proc.returncode == 0 and errors == 0 and stats == {"local-group": calls}
 
 
-def test_bad_parameters_stop_with_the_variable():
-    for var, value, says in [("TOPOCOLL_SEGMENT_SIZE", "lots", "TOPOCOLL_SEGMENT_SIZE=lots"),
-                             ("TOPOCOLL_FANOUT", "0", "TOPOCOLL_FANOUT=0"),
-                             ("TOPOCOLL_SYNC_DEPTH", "two", "TOPOCOLL_SYNC_DEPTH=two"),
-                             ("TOPOCOLL_CLUSTERS", "a,b", "TOPOCOLL_CLUSTERS lists 2 clusters"),
-                             ("TOPOCOLL_PACE", "maybe", "TOPOCOLL_PACE=maybe"),
-                             ("TOPOCOLL_BANDWIDTH", "fast", "TOPOCOLL_BANDWIDTH=fast"),
-                             ("TOPOCOLL_PACE_LEAD", "-1ms", "TOPOCOLL_PACE_LEAD=-1ms"),
-                             ("TOPOCOLL_PIECE_SIZE", "0", "TOPOCOLL_PIECE_SIZE=0"),
-                             ("TOPOCOLL_NAP", "-1ms", "TOPOCOLL_NAP=-1ms"),
-                             ("TOPOCOLL_PHASE_ORDER", "random", "TOPOCOLL_PHASE_ORDER=random")]:
-        env = env_for("group-shuffle", 3, LD_PRELOAD=str(pmpi_lib("openmpi")), **{var: value})
-        proc = run("openmpi", 3, [program("alltoall_check", "openmpi"), "1"], env)
-        assert proc.returncode != 0 and says in proc.stderr, proc.stderr[-1000:]
+@pytest.mark.parametrize("var, value, says", [
+    ("TOPOCOLL_SEGMENT_SIZE", "lots", "TOPOCOLL_SEGMENT_SIZE=lots"),
+    ("TOPOCOLL_SEGMENT_SIZE", "99999999999999999999", "TOPOCOLL_SEGMENT_SIZE=99999999999999999999: expected a size"),
+    ("TOPOCOLL_SEGMENT_SIZE", "2048G", "to 1T"),
+    ("TOPOCOLL_FANOUT", "0", "TOPOCOLL_FANOUT=0"),
+    ("TOPOCOLL_SYNC_DEPTH", "two", "TOPOCOLL_SYNC_DEPTH=two"),
+    ("TOPOCOLL_CLUSTERS", "a,b", "TOPOCOLL_CLUSTERS lists 2 clusters"),
+    ("TOPOCOLL_PACE", "maybe", "TOPOCOLL_PACE=maybe"),
+    ("TOPOCOLL_BANDWIDTH", "fast", "TOPOCOLL_BANDWIDTH=fast"),
+    ("TOPOCOLL_BANDWIDTH", "1e308", "TOPOCOLL_BANDWIDTH=1e308: rate '1e308' is outside the plausible range"),
+    ("TOPOCOLL_BANDWIDTH", "0x10", "TOPOCOLL_BANDWIDTH=0x10"),
+    ("TOPOCOLL_PACE_LEAD", "-1ms", "TOPOCOLL_PACE_LEAD=-1ms"),
+    ("TOPOCOLL_PIECE_SIZE", "0", "TOPOCOLL_PIECE_SIZE=0"),
+    ("TOPOCOLL_NAP", "-1ms", "TOPOCOLL_NAP=-1ms"),
+    ("TOPOCOLL_NAP", "1e9s", "TOPOCOLL_NAP=1e9s"),
+    ("TOPOCOLL_PHASE_ORDER", "random", "TOPOCOLL_PHASE_ORDER=random"),
+    ("TOPOCOLL_ALLTOALL_MIN_BYTES", "-1", "TOPOCOLL_ALLTOALL_MIN_BYTES=-1"),
+    ("TOPOCOLL_RANK_MAP", "n0,n1", "TOPOCOLL_RANK_MAP lists 2 machines but MPI_COMM_WORLD has 3 ranks: it needs one name"),
+    ("TOPOCOLL_RANK_MAP", "n[9223372036854775807],a,b", "more than 18 digits"),
+])
+def test_bad_parameters_stop_with_the_variable(var, value, says):
+    env = env_for("group-shuffle", 3, LD_PRELOAD=str(pmpi_lib("openmpi")), **{var: value})
+    proc = run("openmpi", 3, [program("alltoall_check", "openmpi"), "1"], env)
+    assert proc.returncode != 0 and says in proc.stderr, proc.stderr[-1000:]
+
+
+def test_bare_bandwidth_is_mbit():
+    """TOPOCOLL_BANDWIDTH=100 is 100 Mbit/s, as a bare LinkSpeed is: paced
+    runs finish at once (at 100 bit/s the pacing would take minutes)."""
+    env = env_for("faraj-yuan", 4, LD_PRELOAD=str(pmpi_lib("openmpi")), TOPOCOLL_BANDWIDTH="100",
+                  TOPOCOLL_PACE="on")
+    proc = run("openmpi", 4, [program("alltoall_check", "openmpi"), "300"], env, timeout=120)
+    calls, errors, stats = calls_and_stats(proc)
+    assert proc.returncode == 0 and errors == 0 and stats["faraj-yuan"] > 0
+    assert "topocoll: pacing steps=" in proc.stderr
+
+
+def test_min_bytes_takes_a_size_with_a_unit():
+    env = env_for("faraj-yuan", 4, LD_PRELOAD=str(pmpi_lib("openmpi")), TOPOCOLL_VERBOSE="1",
+                  TOPOCOLL_ALLTOALL_MIN_BYTES="4K")
+    proc = run("openmpi", 4, [program("alltoall_check", "openmpi"), "1", "1000", "1100"], env)
+    calls, errors, stats = calls_and_stats(proc)
+    assert errors == 0 and proc.returncode == 0
+    assert stats["native"] > 0 and stats["faraj-yuan"] > 0
+    assert "TOPOCOLL_ALLTOALL_MIN_BYTES=4096" in proc.stderr
+
+
+def test_wide_zero_padded_rank_map(tmp_path):
+    """Names with a zero-padded number wider than any fixed buffer, in the
+    topology and in TOPOCOLL_RANK_MAP: whole names match, topocoll runs."""
+    hosts = "n[" + "0" * 51 + "1-" + "0" * 51 + "3]"
+    topo = tmp_path / "wide.conf"
+    topo.write_text(f"SwitchName=s0 Nodes={hosts}\n")
+    env = env_for("faraj-yuan", 3, LD_PRELOAD=str(pmpi_lib("openmpi")), TOPOCOLL_TOPOLOGY=str(topo),
+                  TOPOCOLL_RANK_MAP=hosts)
+    proc = run("openmpi", 3, [program("alltoall_check", "openmpi"), "1", "1000"], env)
+    calls, errors, stats = calls_and_stats(proc)
+    assert proc.returncode == 0 and errors == 0
+    assert stats.get("faraj-yuan") and "native" not in stats, proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize("built, runs", [("mpich", "openmpi"), ("openmpi", "mpich")])
+def test_library_for_the_other_mpi_stops_at_init(built, runs):
+    """The PMPI library of one MPI preloaded into a program of the other:
+    stopped at MPI_Init with the library to use, not a crash."""
+    if not available(runs):
+        pytest.skip(f"{runs} is not installed")
+    env = env_for("faraj-yuan", 2, LD_PRELOAD=str(pmpi_lib(built)))
+    proc = run(runs, 2, [program("alltoall_check", runs), "1"], env)
+    assert proc.returncode != 0
+    assert f"topocoll config --pmpi-lib --mpi {runs}" in proc.stderr, proc.stderr[-2000:]
+    assert "Segmentation" not in proc.stderr and "signal" not in proc.stderr.lower(), proc.stderr[-2000:]
 
 
 def test_min_bytes_sends_small_blocks_native():

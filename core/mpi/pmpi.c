@@ -1,7 +1,7 @@
 /*
  * libtopocoll_pmpi: MPI_Alltoall through topocoll, as a PMPI library
  * (LD_PRELOAD it, or link it before the MPI).  The variables it reads are
- * those of INTERFACES.md: TOPOCOLL_TOPOLOGY, TOPOCOLL_ALLTOALL,
+ * those of docs/interfaces.md: TOPOCOLL_TOPOLOGY, TOPOCOLL_ALLTOALL,
  * TOPOCOLL_ALLTOALL_MIN_BYTES, TOPOCOLL_RANK_MAP, TOPOCOLL_STATS,
  * TOPOCOLL_VERBOSE; and the algorithms' parameters (the registry's
  * TC_PARAM_*): TOPOCOLL_SEGMENT_SIZE, TOPOCOLL_FANOUT, TOPOCOLL_CLUSTERS.
@@ -443,7 +443,11 @@ static comm_plan *make_plan(MPI_Comm comm)
         for (int q = 0; q < r && !reason && !shared; q++) shared = ranks[q] == ranks[r];
     }
     int want = !strcmp(g.algorithm, "auto") ? tc_algorithm_find("faraj-yuan") : tc_algorithm_find(g.algorithm);
-    if (want < 0) {
+    if (want >= 0 && (long long)size * (size - 1) > TC_MAX_PLAN_MESSAGES) {
+        char most[32];
+        snprintf(most, sizeof most, "%lld", (long long)TC_MAX_PLAN_MESSAGES);
+        say(comm, "native: too many ranks to plan the whole schedule (more than %s messages)%s", most, "", size);
+    } else if (want < 0) {
         say(comm, "native (TOPOCOLL_ALLTOALL=%s)%s", g.algorithm, "", size);
     } else if (tc_algorithm_properties(want) & (TC_PROP_TOPOLOGY_AWARE) ||
                tc_algorithm_params(want) & TC_PARAM_CLUSTERS) {
@@ -490,6 +494,9 @@ static tcx_state *state_for(comm_plan *cp, MPI_Comm comm, long long block)
     if (tc_algorithm_params(cp->algorithm) & TC_PARAM_SEGMENTS) {
         long long k = (block + g.segment_size - 1) / g.segment_size;
         segments = k < 1 ? 1 : k > MAX_SEGMENTS ? MAX_SEGMENTS : (int)k;
+        /* within the planner's message limit (make_plan keeps p(p-1) under it) */
+        long long p = tc_topology_num_machines(cp->topo), most = TC_MAX_PLAN_MESSAGES / (p * (p - 1) > 0 ? p * (p - 1) : 1);
+        if (segments > most) segments = (int)most;
     }
     for (int i = 0; i < cp->nentries; i++)
         if (cp->entry[i].segments == segments) return &cp->entry[i].state;

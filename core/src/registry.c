@@ -71,6 +71,11 @@ tc_status tc_alltoall_plan_with_options(const char *name, const tc_topology *top
     if (o.segments > 65536) TC_FAIL(TC_ERR_ARG, "%s: %d segments a block (at most 65536)", algorithms[i].name, o.segments);
     if (o.phase_order < TC_PHASE_ORDER_GROUPED || o.phase_order > TC_PHASE_ORDER_BALANCED)
         TC_FAIL(TC_ERR_ARG, "%s: phase order %d (0 grouped, 1 paper, 2 balanced)", algorithms[i].name, o.phase_order);
+    int64_t p = tc_topology_num_machines(topo), messages = p * (p - 1) * o.segments;
+    if (messages > TC_MAX_PLAN_MESSAGES)
+        TC_FAIL(TC_ERR_LIMIT, "%s: %lld ranks x %d segments make %lld messages, more than the limit of %lld for a "
+                "whole schedule", algorithms[i].name, (long long)p, o.segments, (long long)messages,
+                (long long)TC_MAX_PLAN_MESSAGES);
     tc_status rc = algorithms[i].plan(topo, &o, sched);
     if (rc != TC_OK || !execute || !tc_algorithm_runs_with_syncs(i)) return rc;
     tc_sync_stats stats;

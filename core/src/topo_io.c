@@ -99,7 +99,7 @@ tc_status tc_topology_load(const char *path, tc_format format, tc_topology **top
         if (looks_synthetic(path)) {
             tc_status rc = tc_topology_synthetic(path, topo);
             if (rc != TC_OK && err == ENOENT)
-                TC_FAIL(rc, "'%s' is no file, nor a valid topology spec: %s", path, tc_error_message());
+                TC_FAIL(rc, "'%.200s' is no file, nor a valid topology spec: %s", path, tc_error_message());
             return rc;
         }
     }
@@ -128,14 +128,14 @@ static tc_status parse_counts(const char *spec, const char *list, int *counts, i
         char *end;
         long v = strtol(p, &end, 10);
         if (end == p || v < 0 || v > 1000000)
-            TC_FAIL(TC_ERR_PARSE, "topology spec '%s': expected numbers separated by commas", spec);
-        if (*n == max) TC_FAIL(TC_ERR_LIMIT, "topology spec '%s': more than %d numbers", spec, max);
+            TC_FAIL(TC_ERR_PARSE, "topology spec '%.64s': expected numbers from 0 to 1000000 separated by commas", spec);
+        if (*n == max) TC_FAIL(TC_ERR_LIMIT, "topology spec '%.64s': more than %d numbers", spec, max);
         counts[(*n)++] = (int)v;
         p = end;
         if (*p == ',') p++;
-        else if (*p) TC_FAIL(TC_ERR_PARSE, "topology spec '%s': unexpected '%c'", spec, *p);
+        else if (*p) TC_FAIL(TC_ERR_PARSE, "topology spec '%.64s': unexpected '%c'", spec, *p);
     }
-    if (*n == 0) TC_FAIL(TC_ERR_PARSE, "topology spec '%s': no numbers", spec);
+    if (*n == 0) TC_FAIL(TC_ERR_PARSE, "topology spec '%.64s': no numbers", spec);
     return TC_OK;
 }
 
@@ -224,7 +224,7 @@ tc_status tc_topology_synthetic(const char *spec, tc_topology **topo)
     } else if (!strncmp(kind, "tree", kind_len) && kind_len == 4) {
         TC_TRY(rc, out, synth_tree(&s, -1, counts, n));
     } else
-        TC_FAIL_GOTO(rc, out, TC_ERR_PARSE, "topology spec '%s': unknown shape '%.*s' (use N, star:a,b,.., chain:a,b,.. or tree:f1,..,m)",
+        TC_FAIL_GOTO(rc, out, TC_ERR_PARSE, "topology spec '%.64s': unknown shape '%.*s' (use N, star:a,b,.., chain:a,b,.. or tree:f1,..,m)",
                      spec, (int)kind_len, kind);
     TC_TRY(rc, out, tc_topology_finalize(s.t));
     *topo = s.t;

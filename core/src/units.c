@@ -115,7 +115,8 @@ double tc_limit(const char *name)
         {"machines", TC_MAX_MACHINES}, {"switches", TC_MAX_SWITCHES}, {"levels", TC_MAX_LEVELS},
         {"name_len", TC_MAX_NAME_LEN}, {"hostlist_names", TC_MAX_HOSTLIST_NAMES},
         {"file_bytes", (double)TC_MAX_FILE_BYTES}, {"nesting", TC_MAX_NESTING}, {"min_rate", TC_MIN_RATE},
-        {"max_rate", TC_MAX_RATE}, {"max_time", TC_MAX_TIME}, {"bare_rate_unit", TC_BARE_RATE_UNIT},
+        {"max_rate", TC_MAX_RATE}, {"max_time", TC_MAX_TIME}, {"plan_messages", (double)TC_MAX_PLAN_MESSAGES},
+        {"bare_rate_unit", TC_BARE_RATE_UNIT},
     };
     for (size_t i = 0; name && i < sizeof limits / sizeof limits[0]; i++)
         if (!strcmp(limits[i].name, name)) return limits[i].value;

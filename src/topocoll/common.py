@@ -7,7 +7,7 @@ import sys
 
 from ._core import Topology, TopocollError, hostlist_expand, parse_rate
 
-DEFAULT_BANDWIDTH = "100Mbit"   # the paper's cluster (INTERFACES.md)
+DEFAULT_BANDWIDTH = "100Mbit"   # the paper's cluster (docs/interfaces.md)
 DEFAULT_LATENCY = "50us"
 
 

@@ -164,6 +164,30 @@ int main(int argc, char **argv)
     }
     MPI_Op_free(&op);
     MPI_Type_free(&m4);
+    /* an intercommunicator between the two halves (the MPI's to run):
+     * a barrier, and an all-to-all whose blocks come from the other half */
+    if (n >= 2) {
+        MPI_Comm half, inter;
+        int low = me < n / 2, hsize, rsize, hme;
+        MPI_Comm_split(MPI_COMM_WORLD, low, me, &half);
+        MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, low ? n / 2 : 0, 7, &inter);
+        MPI_Barrier(inter);
+        MPI_Comm_size(half, &hsize);
+        MPI_Comm_rank(half, &hme);
+        MPI_Comm_remote_size(inter, &rsize);
+        int *sb = malloc(sizeof(int) * (size_t)rsize), *rb = malloc(sizeof(int) * (size_t)rsize);
+        for (int r = 0; r < rsize; r++) sb[r] = 1000 * me + r;
+        MPI_Alltoall(sb, 1, MPI_INT, rb, 1, MPI_INT, inter);
+        calls += 2;
+        for (int r = 0; r < rsize; r++) {
+            int src = low ? n / 2 + r : r;   /* world rank of remote rank r */
+            if (rb[r] != 1000 * src + hme && errors++ < 5) fprintf(stderr, "coll_check: intercommunicator alltoall wrong\n");
+        }
+        free(sb);
+        free(rb);
+        MPI_Comm_free(&inter);
+        MPI_Comm_free(&half);
+    }
     MPI_Type_free(&vec);
     long all = 0;
     MPI_Reduce(&errors, &all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);

@@ -4,7 +4,7 @@ physical limit.
 A back-end knows how to run the benchmark program (core/bench/alltoall_bench.c)
 for one algorithm over a list of block sizes and report the slowest rank's
 time of each timed call; the harness does everything else: progress, the table
-per size, the CSV of INTERFACES.md and the figure.
+per size, the CSV of docs/interfaces.md and the figure.
 """
 
 from __future__ import annotations
@@ -199,7 +199,7 @@ def table(result: Result, algorithms: list[str], sizes: list[int]) -> str:
 
 
 def write_csv(result: Result, path: str) -> None:
-    """The CSV of INTERFACES.md, plus the peak bound and the settings."""
+    """The CSV of docs/interfaces.md, plus the peak bound and the settings."""
     settings = ";".join(f"{k}={v}" for k, v in sorted(result.settings.items()))
     try:
         with open(path, "w", newline="") as f:

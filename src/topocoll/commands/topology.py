@@ -79,8 +79,10 @@ def run_show(args):
     print(f"  all-to-all load: {info['load']} -> an optimal schedule has {info['load']} contention-free phases")
     print(f"  peak aggregate throughput: {info['peak_throughput_bps'] / 1e6:.1f} Mbit/s")
     if "root" in info:
-        sizes = ", ".join(f"{s['via']}:{len(s['machines'])}" for s in info["subtrees"])
-        print(f"  root: {info['root']}; subtrees (largest first, via:machines): {sizes}")
+        subtrees = info["subtrees"]
+        sizes = ", ".join(f"{s['via']}:{len(s['machines'])}" for s in subtrees[:12])
+        more = f" and {len(subtrees) - 12} more" if len(subtrees) > 12 else ""
+        print(f"  root: {info['root']}; subtrees (largest first, via:machines): {sizes}{more}")
     return 0
 
 

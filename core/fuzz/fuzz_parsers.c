@@ -1,0 +1,164 @@
+/* libFuzzer target for every reader of the core: the first byte picks one,
+ * the rest is its input.  Besides "no crash, no sanitizer report", what a
+ * reader accepts must survive its writer: a topology written as YAML (and
+ * as Slurm where that can say it) reads back equal, a schedule written as
+ * JSON reads back with the same steps and syncs, a compressed hostlist
+ * expands to the same names.
+ *
+ *   make fuzz FUZZ_SECONDS=600      (corpus: core/fuzz/corpus)
+ */
+#include "tc_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(cond)                                                                 \
+    do {                                                                            \
+        if (!(cond)) {                                                              \
+            fprintf(stderr, "fuzz check failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
+            abort();                                                                \
+        }                                                                           \
+    } while (0)
+
+/* Write with fn into memory; NULL when the writer refuses. */
+static char *written(tc_status (*fn)(const void *, tc_format, FILE *), const void *obj, tc_format fmt, size_t *len)
+{
+    char *text = NULL;
+    FILE *f = open_memstream(&text, len);
+    CHECK(f);
+    tc_status rc = fn(obj, fmt, f);
+    fclose(f);
+    if (rc != TC_OK) { free(text); return NULL; }
+    return text;
+}
+
+static tc_status write_topology(const void *t, tc_format fmt, FILE *f) { return tc_topology_write(t, fmt, f); }
+
+static void round_trip_topology(const tc_topology *t)
+{
+    for (tc_format fmt = TC_FORMAT_SLURM; fmt <= TC_FORMAT_YAML; fmt++) {
+        size_t len;
+        char *text = written(write_topology, t, fmt, &len);
+        if (!text) { CHECK(fmt == TC_FORMAT_SLURM); continue; }   /* Slurm cannot say everything */
+        tc_topology *back = NULL;
+        tc_status rc = tc_topology_parse(text, len, fmt, "<written>", &back);
+        if (rc != TC_OK) fprintf(stderr, "written topology refused: %s\n%s\n", tc_error_message(), text);
+        CHECK(rc == TC_OK);
+        CHECK(tc_topology_equal(t, back));
+        tc_topology_destroy(back);
+        free(text);
+    }
+}
+
+static void fuzz_topology(const char *data, size_t len, tc_format fmt)
+{
+    tc_topology *t = NULL;
+    if (tc_topology_parse(data, len, fmt, "<fuzz>", &t) != TC_OK) return;
+    round_trip_topology(t);
+    tc_topology_destroy(t);
+}
+
+static tc_status write_schedule(const void *s, tc_format fmt, FILE *f)
+{
+    (void)fmt;
+    return tc_schedule_write_json(s, NULL, f);
+}
+
+static void fuzz_schedule(const char *data, size_t len)
+{
+    tc_schedule *s = NULL;
+    if (tc_schedule_read_json(data, len, "<fuzz>", NULL, &s) != TC_OK) return;
+    int n = tc_schedule_num_ranks(s);
+    /* the verifier on a star of that many machines */
+    if (n >= 1 && n <= 64) {
+        char spec[16];
+        tc_topology *t = NULL;
+        tc_verify_report rep;
+        snprintf(spec, sizeof spec, "%d", n);
+        CHECK(tc_topology_synthetic(spec, &t) == TC_OK);
+        CHECK(tc_schedule_verify(s, t, &rep) == TC_OK);
+        tc_topology_destroy(t);
+    }
+    size_t wlen;
+    char *text = written(write_schedule, s, TC_FORMAT_AUTO, &wlen);
+    CHECK(text);
+    tc_schedule *back = NULL;
+    tc_status rc = tc_schedule_read_json(text, wlen, "<written>", NULL, &back);
+    if (rc != TC_OK) fprintf(stderr, "written schedule refused: %s\n", tc_error_message());
+    CHECK(rc == TC_OK);
+    CHECK(tc_schedule_num_steps(back) == tc_schedule_num_steps(s) && tc_schedule_num_ops(back) == tc_schedule_num_ops(s));
+    CHECK(tc_schedule_num_syncs(back) == tc_schedule_num_syncs(s));
+    CHECK(!strcmp(tc_schedule_algorithm(back), tc_schedule_algorithm(s)));
+    tc_schedule_destroy(back);
+    tc_schedule_destroy(s);
+    free(text);
+}
+
+static void fuzz_hostlist(const char *text)
+{
+    char *names = NULL, *again = NULL, *expr = NULL;
+    size_t n, m;
+    if (tc_hostlist_expand(text, &names, &n) != TC_OK) return;
+    if (n <= 100000) {
+        const char **list = malloc(sizeof(char *) * (n ? n : 1));
+        CHECK(list);
+        const char *p = names;
+        for (size_t i = 0; i < n; i++, p += strlen(p) + 1) {
+            CHECK(strlen(p) <= TC_MAX_NAME_LEN);
+            list[i] = p;
+        }
+        CHECK(tc_hostlist_compress(list, n, &expr) == TC_OK);
+        CHECK(tc_hostlist_expand(expr, &again, &m) == TC_OK && m == n);
+        p = again;
+        for (size_t i = 0; i < n; i++, p += strlen(p) + 1) CHECK(!strcmp(p, list[i]));
+        free(list);
+    }
+    free(names);
+    free(again);
+    free(expr);
+}
+
+static void fuzz_words(const char *text)
+{
+    double v;
+    char buf[32];
+    if (tc_parse_rate(text, TC_BARE_RATE_UNIT, &v) == TC_OK) {
+        CHECK(v >= TC_MIN_RATE && v <= TC_MAX_RATE);
+        tc_format_rate(v, buf, sizeof buf);
+    }
+    if (tc_parse_time(text, 1, &v) == TC_OK) {
+        CHECK(v >= 0 && v <= TC_MAX_TIME);
+        tc_format_time(v, buf, sizeof buf);
+    }
+    tc_topology *t = NULL;
+    if (tc_topology_synthetic(text, &t) == TC_OK) {
+        CHECK(tc_topology_num_machines(t) <= TC_MAX_MACHINES);
+        if (tc_topology_num_machines(t) <= 64) round_trip_topology(t);
+        tc_topology_destroy(t);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1) return 0;
+    const char *text = (const char *)data + 1;
+    size_t len = size - 1;
+    switch (data[0] % 5) {
+    case 0: fuzz_topology(text, len, TC_FORMAT_SLURM); break;
+    case 1: fuzz_topology(text, len, TC_FORMAT_YAML); break;
+    case 2: fuzz_schedule(text, len); break;
+    default: {   /* the string readers take C strings */
+        if (len > 4096) return 0;
+        char *s = malloc(len + 1);
+        CHECK(s);
+        memcpy(s, text, len);
+        s[len] = '\0';
+        if (data[0] % 5 == 3) fuzz_hostlist(s);
+        else fuzz_words(s);
+        free(s);
+    }
+    }
+    tc_error_clear();
+    return 0;
+}
