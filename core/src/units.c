@@ -7,22 +7,23 @@
 #include <string.h>
 #include <strings.h>
 
-static double si_prefix(char c)
+/* Decimal exponents of the SI prefixes; 0 for no prefix. */
+static int si_prefix(char c)
 {
     switch (c) {
-    case 'k': case 'K': return 1e3;
-    case 'M': case 'm': return 1e6;   /* tc writes "100mbit"; milli-bits are no rate */
-    case 'G': case 'g': return 1e9;
-    case 'T': case 't': return 1e12;
+    case 'k': case 'K': return 3;
+    case 'M': case 'm': return 6;   /* tc writes "100mbit"; milli-bits are no rate */
+    case 'G': case 'g': return 9;
+    case 'T': case 't': return 12;
     default: return 0;
     }
 }
 
-/* A decimal number at the start of text: digits with at most one point and
- * an optional exponent ("12", "1.5", ".5", "1e3").  strtod alone would also
- * take hexadecimal ("0x10"), "inf" and "nan".  Returns the number of bytes
- * read, 0 if there is no such number. */
-static size_t decimal(const char *text, double *v)
+/* The length of a decimal number at the start of text: digits with at most
+ * one point and an optional exponent ("12", "1.5", ".5", "1e3").  strtod
+ * alone would also take hexadecimal ("0x10"), "inf" and "nan".  0 if there
+ * is no such number. */
+static size_t scan_decimal(const char *text)
 {
     const char *p = text;
     size_t digits = 0;
@@ -40,32 +41,57 @@ static size_t decimal(const char *text, double *v)
             p = e;
         }
     }
-    char buf[64];
-    size_t n = (size_t)(p - text);
-    if (n >= sizeof buf) return 0;   /* longer than any plausible value */
-    memcpy(buf, text, n);
-    buf[n] = '\0';
-    *v = strtod(buf, NULL);
-    return n;
+    return (size_t)(p - text);
+}
+
+/* The number of text[0..n) times 10^shift, rounded once (strtod of the
+ * shifted decimal), so that "1.001G" and "1001M" are the same double and
+ * what tc_format_rate writes reads back exactly. */
+static double decimal_value(const char *text, size_t n, int shift)
+{
+    char buf[96];
+    const char *e = memchr(text, 'e', n);
+    if (!e) e = memchr(text, 'E', n);
+    size_t mant = e ? (size_t)(e - text) : n;
+    long exp = 0;
+    if (e) {
+        const char *q = e + 1;
+        int neg = *q == '-';
+        if (*q == '+' || *q == '-') q++;
+        for (; q < text + n; q++) exp = exp < 100000 ? exp * 10 + (*q - '0') : exp;
+        if (neg) exp = -exp;
+    }
+    if (mant > 64) mant = 64;   /* digits past a double's precision change nothing */
+    snprintf(buf, sizeof buf, "%.*se%ld", (int)mant, text, exp + shift);
+    return strtod(buf, NULL);
+}
+
+/* A bare unit as a decimal shift when it is a power of ten (-1000 if not). */
+static int shift_of(double unit)
+{
+    static const double powers[] = {1e-9, 1e-6, 1e-3, 1, 1e3, 1e6, 1e9, 1e12};
+    for (int i = 0; i < 8; i++)
+        if (unit == powers[i]) return 3 * i - 9;
+    return -1000;
 }
 
 tc_status tc_parse_rate(const char *text, double bare_unit, double *out)
 {
     if (!text || !out) TC_FAIL(TC_ERR_ARG, "rate: no text given");
-    double v = 0;
-    size_t n = decimal(text, &v);
-    if (!n || !(v > 0))
+    size_t n = scan_decimal(text);
+    if (!n || !(decimal_value(text, n, 0) > 0))
         TC_FAIL(TC_ERR_PARSE, "rate '%s': expected a positive decimal number with a unit, e.g. 100Mbit", text);
     const char *end = text + n;
     while (*end == ' ') end++;
-    double mult = 1, scale = 1;
+    double r;
     if (*end == '\0') {
         if (bare_unit <= 0) TC_FAIL(TC_ERR_PARSE, "rate '%s' needs a unit, e.g. 100Mbit or 1Gbit", text);
-        mult = bare_unit;
+        int k = shift_of(bare_unit);
+        r = k > -1000 ? decimal_value(text, n, k) : decimal_value(text, n, 0) * bare_unit;
     } else {
-        mult = si_prefix(*end);
-        const char *unit = mult > 0 ? end + 1 : end;
-        if (mult == 0) mult = 1;
+        int k = si_prefix(*end);
+        const char *unit = k ? end + 1 : end;
+        double scale;
         if (*unit == '\0' || !strcasecmp(unit, "bit") || !strcasecmp(unit, "bit/s") ||
             !strcasecmp(unit, "bps") || !strcmp(unit, "b/s") || !strcmp(unit, "b"))
             scale = 1;
@@ -75,8 +101,8 @@ tc_status tc_parse_rate(const char *text, double bare_unit, double *out)
         else
             TC_FAIL(TC_ERR_PARSE, "rate '%s': unknown unit '%s' (use bit, bit/s, bps or B/s with k, M, G, T)",
                     text, end);
+        r = decimal_value(text, n, k) * scale;   /* x8 is exact */
     }
-    double r = v * mult * scale;
     if (!isfinite(r) || r < TC_MIN_RATE || r > TC_MAX_RATE)
         TC_FAIL(TC_ERR_PARSE, "rate '%s' is outside the plausible range 1kbit to 1000Tbit (1 kbit/s to 1 Pbit/s)",
                 text);
@@ -87,21 +113,20 @@ tc_status tc_parse_rate(const char *text, double bare_unit, double *out)
 tc_status tc_parse_time(const char *text, double bare_unit, double *out)
 {
     if (!text || !out) TC_FAIL(TC_ERR_ARG, "time: no text given");
-    double v = 0;
-    size_t n = decimal(text, &v);
+    size_t n = scan_decimal(text);
     if (!n) TC_FAIL(TC_ERR_PARSE, "time '%s': expected a non-negative decimal number with a unit, e.g. 50us", text);
     const char *end = text + n;
     while (*end == ' ') end++;
-    double mult;
+    double t;
     if (*end == '\0') {
         if (bare_unit <= 0) TC_FAIL(TC_ERR_PARSE, "time '%s' needs a unit, e.g. 50us or 1ms", text);
-        mult = bare_unit;
-    } else if (!strcmp(end, "s")) mult = 1;
-    else if (!strcmp(end, "ms")) mult = 1e-3;
-    else if (!strcmp(end, "us")) mult = 1e-6;
-    else if (!strcmp(end, "ns")) mult = 1e-9;
-    else TC_FAIL(TC_ERR_PARSE, "time '%s': unknown unit '%s' (use s, ms, us or ns)", text, end);
-    double t = v * mult;
+        int k = shift_of(bare_unit);
+        t = k > -1000 ? decimal_value(text, n, k) : decimal_value(text, n, 0) * bare_unit;
+    } else {
+        int k = !strcmp(end, "s") ? 0 : !strcmp(end, "ms") ? -3 : !strcmp(end, "us") ? -6 : !strcmp(end, "ns") ? -9 : 1;
+        if (k == 1) TC_FAIL(TC_ERR_PARSE, "time '%s': unknown unit '%s' (use s, ms, us or ns)", text, end);
+        t = decimal_value(text, n, k);
+    }
     if (!isfinite(t) || t > TC_MAX_TIME)
         TC_FAIL(TC_ERR_PARSE, "time '%s' is longer than the limit of %g s", text, TC_MAX_TIME);
     *out = t;
@@ -123,26 +148,33 @@ double tc_limit(const char *name)
     return -1;
 }
 
-/* Shortest exact-looking text: the largest unit giving a value >= 1. */
-static void format_scaled(double v, const double *scales, const char *const *units, int n,
+/* Shortest text that reads back as v: the largest unit giving a value >= 1,
+ * with as few significant digits (10 to 17) as the round trip needs. */
+static void format_scaled(double v, const double *scales, const char *const *units, const int *shifts, int n,
                           char *buf, size_t len)
 {
     int i = 0;
     while (i < n - 1 && v < scales[i]) i++;
-    snprintf(buf, len, "%.10g%s", v / scales[i], units[i]);
+    for (int digits = 10; digits <= 17; digits++) {
+        snprintf(buf, len, "%.*g%s", digits, v / scales[i], units[i]);
+        size_t k = scan_decimal(buf);
+        if (k && decimal_value(buf, k, shifts[i]) == v) return;
+    }
 }
 
 void tc_format_rate(double bps, char *buf, size_t len)
 {
     static const double sc[] = {1e12, 1e9, 1e6, 1e3, 1};
     static const char *const un[] = {"Tbit", "Gbit", "Mbit", "kbit", "bit"};
-    format_scaled(bps, sc, un, 5, buf, len);
+    static const int sh[] = {12, 9, 6, 3, 0};
+    format_scaled(bps, sc, un, sh, 5, buf, len);
 }
 
 void tc_format_time(double s, char *buf, size_t len)
 {
     static const double sc[] = {1, 1e-3, 1e-6, 1e-9};
     static const char *const un[] = {"s", "ms", "us", "ns"};
+    static const int sh[] = {0, -3, -6, -9};
     if (s == 0) { snprintf(buf, len, "0s"); return; }
-    format_scaled(s, sc, un, 4, buf, len);
+    format_scaled(s, sc, un, sh, 4, buf, len);
 }

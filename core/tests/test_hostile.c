@@ -95,6 +95,23 @@ static void test_rates(void)
     CHECK(tc_parse_rate("100", TC_BARE_RATE_UNIT, &v) == TC_OK && v == 100e6, "bare 100 -> %g", v);
     CHECK(tc_parse_rate("1e3", TC_BARE_RATE_UNIT, &v) == TC_OK && v == 1e9, "1e3 -> %g", v);
     CHECK(tc_parse_rate("1000Tbit", TC_BARE_RATE_UNIT, &v) == TC_OK && v == 1e15, "1000Tbit -> %g", v);
+    /* one decimal rounding: the same rate however it is written, and what the
+     * writers print reads back exactly (a fuzzer's finding: 1.001Gbit) */
+    double a, b;
+    CHECK(tc_parse_rate("1.001Gbit", 0, &a) == TC_OK && tc_parse_rate("1001", TC_BARE_RATE_UNIT, &b) == TC_OK && a == b,
+          "1.001Gbit %.17g vs 1001 %.17g", a, b);
+    static const double rates[] = {1001e6, 115e6, 1e15 / 3, 12345.678e3, 1e3};
+    for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++) {
+        char buf[32];
+        tc_format_rate(rates[i], buf, sizeof buf);
+        CHECK(tc_parse_rate(buf, 0, &v) == TC_OK && v == rates[i], "%.17g written %s read %.17g", rates[i], buf, v);
+    }
+    static const double times[] = {50e-6, 1.0 / 3, 123.456e-9};
+    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
+        char buf[32];
+        tc_format_time(times[i], buf, sizeof buf);
+        CHECK(tc_parse_time(buf, 0, &v) == TC_OK && v == times[i], "%.17g written %s read %.17g", times[i], buf, v);
+    }
     CHECK(tc_parse_time("1e9s", 0, &v) == TC_ERR_PARSE && strstr(tc_error_message(), "limit"), "1e9s");
     CHECK(tc_parse_time("0x1s", 0, &v) == TC_ERR_PARSE, "0x1s");
     const char *line = "SwitchName=s0 Nodes=n[0-1] LinkSpeed=1e308";
