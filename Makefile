@@ -37,7 +37,7 @@ build: deps $(VENV)/.ok
 	@$(VENV)/bin/topocoll --version
 
 test: build test-san
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_TEST_SECONDS)
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) FUZZ_SEED=1
 	cd $(BUILD) && ctest --output-on-failure
 	$(VENV)/bin/pytest -q --durations=10 tests
 
@@ -52,9 +52,11 @@ test-san: deps
 # libFuzzer over every reader of the core (core/fuzz/fuzz_parsers.c), with
 # ASan and UBSan: `make fuzz FUZZ_SECONDS=600`.  New inputs go to
 # build/fuzz/new-corpus; the kept corpus is core/fuzz/corpus.  A finding
-# leaves its input as build/fuzz/crash-* and fails.
+# leaves its input as build/fuzz/crash-* and fails.  `make test` runs it with
+# a fixed seed (the same inputs every time); FUZZ_SEED=0 draws one.
 FUZZ_SECONDS ?= 60
 FUZZ_TEST_SECONDS ?= 30
+FUZZ_SEED ?= 0
 FUZZ := $(BUILD)/fuzz/fuzz_parsers
 FUZZ_SOURCES := $(wildcard core/src/*.c) core/fuzz/fuzz_parsers.c
 $(FUZZ): $(FUZZ_SOURCES) $(wildcard core/src/*.h core/src/*.def core/include/topocoll/*.h) | deps
@@ -64,7 +66,7 @@ $(FUZZ): $(FUZZ_SOURCES) $(wildcard core/src/*.h core/src/*.def core/include/top
 fuzz-build: $(FUZZ)
 fuzz: $(FUZZ)
 	@mkdir -p $(BUILD)/fuzz/new-corpus
-	cd $(BUILD)/fuzz && ASAN_OPTIONS=detect_leaks=1 ./fuzz_parsers -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	cd $(BUILD)/fuzz && ASAN_OPTIONS=detect_leaks=1 ./fuzz_parsers -max_total_time=$(FUZZ_SECONDS) -seed=$(FUZZ_SEED) -timeout=10 \
 	  -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 new-corpus $(abspath core/fuzz/corpus)
 
 # Line coverage of core/src by the kept corpus and what the last runs found.

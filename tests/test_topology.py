@@ -163,7 +163,8 @@ def test_slurm_refuses_what_it_cannot_say():
     ("malformed", "SwitchName=s0 Frobnicate=1\n", "slurm", ["t.conf:1", "unknown key 'Frobnicate'"]),
     ("malformed", "switches:\n  - {name: s0, machines: a\n", "yaml", ["t.yaml:"]),
     ("malformed", "switches:\n  - {name: s0, machine: a}\n", "yaml", ["t.yaml:2", "unknown switch key 'machine'"]),
-    ("malformed", "bandwidth: 100\nswitches: [{name: s0, machines: a}]\n", "yaml", ["t.yaml:1", "unit"]),
+    ("malformed", "bandwidth: 100parsecs\nswitches: [{name: s0, machines: a}]\n", "yaml", ["t.yaml:1", "unknown unit"]),
+    ("malformed", "bandwidth: 0x10\nswitches: [{name: s0, machines: a}]\n", "yaml", ["t.yaml:1", "decimal number"]),
     ("machine link", "switches:\n  - {name: s0, machines: a, switches: [s1]}\n  - {name: s1, machines: 'a b'}\n",
      "yaml", ["invalid name"]),
 ])

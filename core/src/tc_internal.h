@@ -84,14 +84,16 @@ tc_status tc_topology_copy_links_finalize(const tc_topology *t, const char *keep
 /* Mark switch `name` as an expanded machine (tc_topology_expand). */
 tc_status tc_topology_mark_host(tc_topology *t, const char *name);
 
-/* Writers' shared walk: the switches in the order that keeps rank order
- * when read back (by their first machine's rank; switches without machines
- * last); returns their count.  order holds num_nodes ints. */
-int tc_topology_switch_order(const tc_topology *t, int *order);
-/* Names of switch s's machines (rank order) and child switches (in `order`),
- * compressed to hostlist expressions (NULL when none); caller frees both. */
-tc_status tc_topology_children(const tc_topology *t, int s, const int *order, int ns, char **machines,
-                               char **switches);
+/* Writers' shared walk, computed once (O(V log V)): the switches in the
+ * order that keeps rank order when read back (by their first machine's rank;
+ * switches without machines last), and each node's children (machines in
+ * rank order, then switches in that order): child[begin[v] .. begin[v+1]). */
+typedef struct tc_walk { int ns; int *order, *begin, *child; } tc_walk;
+tc_status tc_topology_walk(const tc_topology *t, tc_walk *w);
+void tc_walk_free(tc_walk *w);
+/* Names of switch s's machines and child switches, compressed to hostlist
+ * expressions (NULL when none); caller frees both. */
+tc_status tc_topology_children(const tc_topology *t, const tc_walk *w, int s, char **machines, char **switches);
 
 /* Parsers (one per format). */
 tc_status tc_slurm_parse(const char *text, size_t len, const char *filename, tc_topology **topo);

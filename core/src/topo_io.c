@@ -312,39 +312,76 @@ done:
 }
 
 /* ---- what the writers share ---- */
-int tc_topology_switch_order(const tc_topology *t, int *order)
+typedef struct order_key { int key, node; } order_key;
+
+static int cmp_order(const void *a, const void *b)
 {
-    int ns = 0, *key = tc_xmalloc(sizeof(int) * (size_t)t->num_nodes);
-    if (!key) return -1;
-    for (int i = 0; i < t->num_nodes; i++) {
-        key[i] = INT32_MAX;
-        if (t->nodes[i].kind == TC_NODE_SWITCH) order[ns++] = i;
-    }
-    for (int r = t->num_machines - 1; r >= 0; r--)
-        if (t->parent[t->machines[r]] >= 0) key[t->parent[t->machines[r]]] = r;
-    for (int i = 1; i < ns; i++) {   /* insertion sort: stable */
-        int x = order[i], j = i - 1;
-        while (j >= 0 && key[order[j]] > key[x]) { order[j + 1] = order[j]; j--; }
-        order[j + 1] = x;
-    }
-    free(key);
-    return ns;
+    const order_key *x = a, *y = b;
+    return x->key != y->key ? (x->key < y->key ? -1 : 1) : (x->node > y->node) - (x->node < y->node);
 }
 
-tc_status tc_topology_children(const tc_topology *t, int s, const int *order, int ns, char **machines,
-                               char **switches)
+tc_status tc_topology_walk(const tc_topology *t, tc_walk *w)
+{
+    int V = t->num_nodes;
+    order_key *keys = tc_xmalloc(sizeof(order_key) * (size_t)V);
+    int *pos = tc_xmalloc(sizeof(int) * (size_t)V);
+    memset(w, 0, sizeof *w);
+    w->order = tc_xmalloc(sizeof(int) * (size_t)V);
+    w->begin = tc_xcalloc((size_t)V + 1, sizeof(int));
+    w->child = tc_xmalloc(sizeof(int) * (size_t)V);
+    if (!keys || !pos || !w->order || !w->begin || !w->child) {
+        free(keys); free(pos); tc_walk_free(w);
+        TC_FAIL(TC_ERR_NOMEM, "out of memory");
+    }
+    /* switches by their first machine's rank (those without machines last),
+     * then by declaration: the order that keeps rank order when read back */
+    for (int i = 0; i < V; i++) keys[i] = (order_key){INT32_MAX, i};
+    for (int r = t->num_machines - 1; r >= 0; r--)
+        if (t->parent[t->machines[r]] >= 0) keys[t->parent[t->machines[r]]].key = r;
+    int ns = 0;
+    for (int i = 0; i < V; i++)
+        if (t->nodes[i].kind == TC_NODE_SWITCH) keys[ns++] = keys[i];
+    qsort(keys, (size_t)ns, sizeof *keys, cmp_order);
+    for (int i = 0; i < ns; i++) { w->order[i] = keys[i].node; pos[keys[i].node] = i; }
+    w->ns = ns;
+    /* children of each node: machines in rank order, then switches in that order */
+    for (int i = 0; i < V; i++)
+        if (t->parent[i] >= 0) w->begin[t->parent[i] + 1]++;
+    for (int i = 0; i < V; i++) w->begin[i + 1] += w->begin[i];
+    for (int i = 0; i < V; i++) pos[i] = w->begin[i];   /* now: next free slot a node */
+    for (int r = 0; r < t->num_machines; r++) {
+        int m = t->machines[r];
+        if (t->parent[m] >= 0) w->child[pos[t->parent[m]]++] = m;
+    }
+    for (int i = 0; i < ns; i++) {
+        int sw = w->order[i];
+        if (t->parent[sw] >= 0) w->child[pos[t->parent[sw]]++] = sw;
+    }
+    free(keys);
+    free(pos);
+    return TC_OK;
+}
+
+void tc_walk_free(tc_walk *w)
+{
+    free(w->order);
+    free(w->begin);
+    free(w->child);
+    memset(w, 0, sizeof *w);
+}
+
+tc_status tc_topology_children(const tc_topology *t, const tc_walk *w, int s, char **machines, char **switches)
 {
     tc_status rc = TC_OK;
-    int nm = 0, nsub = 0;
-    const char **names = tc_xmalloc(sizeof(char *) * (size_t)t->num_nodes);
+    int n = w->begin[s + 1] - w->begin[s], nm = 0;
+    const int *kids = w->child + w->begin[s];
+    const char **names = tc_xmalloc(sizeof(char *) * (size_t)(n ? n : 1));
     *machines = *switches = NULL;
     if (!names) TC_FAIL(TC_ERR_NOMEM, "out of memory");
-    for (int r = 0; r < t->num_machines; r++)
-        if (t->parent[t->machines[r]] == s) names[nm++] = t->nodes[t->machines[r]].name;
+    for (int i = 0; i < n; i++) names[i] = t->nodes[kids[i]].name;
+    while (nm < n && t->nodes[kids[nm]].kind == TC_NODE_MACHINE) nm++;
     if (nm) rc = tc_hostlist_compress(names, (size_t)nm, machines);
-    for (int j = 0; j < ns && rc == TC_OK; j++)
-        if (t->parent[order[j]] == s) names[nsub++] = t->nodes[order[j]].name;
-    if (nsub && rc == TC_OK) rc = tc_hostlist_compress(names, (size_t)nsub, switches);
+    if (n > nm && rc == TC_OK) rc = tc_hostlist_compress(names + nm, (size_t)(n - nm), switches);
     free(names);
     return rc;
 }

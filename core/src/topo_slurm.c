@@ -184,25 +184,24 @@ tc_status tc_slurm_write(const tc_topology *t, FILE *f)
         if (t->links[l].latency > 0)
             TC_FAIL(TC_ERR_UNSUPPORTED, "link %s-%s has a latency; topology.conf cannot say so (use YAML)",
                     t->nodes[t->links[l].child].name, t->nodes[t->links[l].parent].name);
-    tc_status rc = TC_OK;
-    int *order = tc_xmalloc(sizeof(int) * (size_t)t->num_nodes);
-    int ns = order ? tc_topology_switch_order(t, order) : -1;
-    if (ns < 0) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "out of memory");
+    tc_walk w;
+    tc_status rc = tc_topology_walk(t, &w);
+    if (rc) return rc;
     fprintf(f, "# topology.conf written by topocoll %s\n", TOPOCOLL_VERSION);
-    for (int i = 0; i < ns; i++) {
-        int s = order[i];
+    for (int i = 0; i < w.ns; i++) {
+        int s = w.order[i];
         double speed = -1;
         bool mixed = false;
-        for (int l = 0; l < t->num_links; l++) {
-            if (t->links[l].parent != s) continue;
-            if (speed >= 0 && speed != t->links[l].bandwidth) mixed = true;
-            speed = t->links[l].bandwidth;
+        for (int k = w.begin[s]; k < w.begin[s + 1]; k++) {
+            double bw = t->links[t->parent_link[w.child[k]]].bandwidth;
+            if (speed >= 0 && speed != bw) mixed = true;
+            speed = bw;
         }
         if (mixed)
             TC_FAIL_GOTO(rc, out, TC_ERR_UNSUPPORTED, "links below switch '%s' differ in bandwidth; topology.conf has one LinkSpeed per switch (use YAML)",
                          t->nodes[s].name);
         char *machines, *switches;
-        TC_TRY(rc, out, tc_topology_children(t, s, order, ns, &machines, &switches));
+        TC_TRY(rc, out, tc_topology_children(t, &w, s, &machines, &switches));
         fprintf(f, "SwitchName=%s", t->nodes[s].name);
         if (machines) fprintf(f, " Nodes=%s", machines);
         if (switches) fprintf(f, " Switches=%s", switches);
@@ -220,6 +219,6 @@ tc_status tc_slurm_write(const tc_topology *t, FILE *f)
     }
     if (ferror(f)) rc = tc_error_set(TC_ERR_IO, __FILE__, __LINE__, "could not write topology.conf");
 out:
-    free(order);
+    tc_walk_free(&w);
     return rc;
 }

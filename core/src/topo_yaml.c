@@ -29,6 +29,8 @@ typedef struct yctx {
     yaml_document_t doc;
     const char *file;
     char where[512];
+    yaml_node_pair_t **machine_pairs;   /* the machines map by name (sorted), */
+    size_t num_machine_pairs;           /* so a machine's settings are found in O(log M) */
 } yctx;
 
 static const char *where_of(yctx *c, yaml_node_t *n)
@@ -122,15 +124,58 @@ static tc_status declare_machine(yctx *c, yaml_node_t *w, const char *name, void
     return tc_topology_add_machine(a->t, name, 1, where_of(c, w));
 }
 
+/* qsort has no context argument: the document being indexed (one a thread) */
+static _Thread_local yctx *key_ctx;
+
+static int cmp_pair(const void *a, const void *b)
+{
+    yctx *c = key_ctx;
+    return strcmp(scalar(node_at(c, (*(yaml_node_pair_t *const *)a)->key)),
+                  scalar(node_at(c, (*(yaml_node_pair_t *const *)b)->key)));
+}
+
+/* Index the machines map by name (a linear search a machine made files of
+ * many machines quadratic); a machine given twice is refused. */
+static tc_status index_machines(yctx *c, yaml_node_t *map)
+{
+    size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+    c->machine_pairs = tc_xmalloc(sizeof(yaml_node_pair_t *) * (n ? n : 1));
+    if (!c->machine_pairs) TC_FAIL(TC_ERR_NOMEM, "yaml: out of memory");
+    for (size_t i = 0; i < n; i++) {
+        yaml_node_pair_t *p = map->data.mapping.pairs.start + i;
+        if (!scalar(node_at(c, p->key))) YFAIL(c, node_at(c, p->key), TC_ERR_PARSE, "%s", "expected a machine name");
+        c->machine_pairs[i] = p;
+    }
+    key_ctx = c;
+    qsort(c->machine_pairs, n, sizeof *c->machine_pairs, cmp_pair);
+    c->num_machine_pairs = n;
+    for (size_t i = 1; i < n; i++) {
+        yaml_node_t *a = node_at(c, c->machine_pairs[i - 1]->key), *b = node_at(c, c->machine_pairs[i]->key);
+        if (!strcmp(scalar(a), scalar(b))) {
+            unsigned long first = (unsigned long)(a->start_mark.line < b->start_mark.line ? a : b)->start_mark.line + 1;
+            YFAIL(c, a->start_mark.line < b->start_mark.line ? b : a, TC_ERR_PARSE,
+                  "machine '%s' has settings twice (also at line %lu)", scalar(a), first);
+        }
+    }
+    return TC_OK;
+}
+
 /* The settings of one machine from the machines map (own link values). */
 static tc_status machine_settings(yctx *c, yaml_node_t *map, const char *name, link_values *lv, int *slots,
                                   bool *found)
 {
     *found = false;
-    if (!map) return TC_OK;
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = node_at(c, p->key), *v = node_at(c, p->value);
-        if (!scalar(k) || strcmp(scalar(k), name)) continue;
+    if (!map || !c->machine_pairs) return TC_OK;
+    size_t lo = 0, hi = c->num_machine_pairs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(scalar(node_at(c, c->machine_pairs[mid]->key)), name) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == c->num_machine_pairs || strcmp(scalar(node_at(c, c->machine_pairs[lo]->key)), name)) return TC_OK;
+    {
+        yaml_node_pair_t *p = c->machine_pairs[lo];
+        yaml_node_t *v = node_at(c, p->value);
         *found = true;
         if (v->type == YAML_SCALAR_NODE && !*scalar(v)) return TC_OK;   /* "n0:" with nothing */
         if (v->type != YAML_MAPPING_NODE)
@@ -146,8 +191,9 @@ static tc_status machine_settings(yctx *c, yaml_node_t *map, const char *name, l
             if (!strcmp(key, "slots")) {
                 char *end;
                 long s = scalar(vv) ? strtol(scalar(vv), &end, 10) : 0;
-                if (!scalar(vv) || *end || s < 1 || s > 1000000)
-                    YFAIL(c, vv, TC_ERR_PARSE, "machine '%s': slots must be a whole number >= 1", name);
+                if (!scalar(vv) || end == scalar(vv) || *end || s < 1 || s > TC_MAX_MACHINES)
+                    YFAIL(c, vv, TC_ERR_PARSE, "machine '%s': slots must be a whole number from 1 to %d (the limit of ranks)",
+                          name, TC_MAX_MACHINES);
                 *slots = (int)s;
             } else
                 YFAIL(c, kk, TC_ERR_PARSE, "machine '%s': unknown key '%s' (expected slots, bandwidth or latency)", name, key);
@@ -177,10 +223,10 @@ static tc_status link_switch(yctx *c, yaml_node_t *w, const char *name, void *ar
 {
     child_arg *ca = arg;
     sw_entry *child = NULL;
-    for (int i = 0; i < ca->n; i++)
-        if (!strcmp(ca->all[i].sname, name)) child = &ca->all[i];
+    /* pass 1 declared switch i as node i, before any machine */
+    int node = tc_topology_node_find(ca->a->t, name);
+    if (node >= 0 && node < ca->n && tc_topology_node_kind(ca->a->t, node) == TC_NODE_SWITCH) child = &ca->all[node];
     if (!child) {
-        int node = tc_topology_node_find(ca->a->t, name);
         if (node >= 0)
             YFAIL(c, w, TC_ERR_TOPOLOGY, "machine '%s' is not a leaf: switch '%s' lists it under switches", name,
                   ca->a->sw->sname);
@@ -238,6 +284,7 @@ static tc_status build(yctx *c, tc_topology **out)
     if (name && scalar(name)) TC_TRY(rc, out, tc_topology_set_name(t, scalar(name)));
     if (a.machines_map && a.machines_map->type != YAML_MAPPING_NODE)
         TC_FAIL_GOTO(rc, out, TC_ERR_PARSE, "%s: machines: expected a mapping of machine names to settings", where_of(c, a.machines_map));
+    if (a.machines_map) TC_TRY(rc, out, index_machines(c, a.machines_map));
     if (!switches) {
         /* a lone machine needs no switch */
         if (a.machines_map && a.machines_map->data.mapping.pairs.top - a.machines_map->data.mapping.pairs.start == 1) {
@@ -369,7 +416,10 @@ tc_status tc_yaml_parse(const char *text, size_t len, const char *file, tc_topol
         yaml_parser_delete(&parser);
         return rc;
     }
+    c.machine_pairs = NULL;
+    c.num_machine_pairs = 0;
     tc_status rc = build(&c, out);
+    free(c.machine_pairs);
     yaml_document_delete(&c.doc);
     yaml_parser_delete(&parser);
     return rc;
@@ -405,16 +455,16 @@ tc_status tc_yaml_write(const tc_topology *t, FILE *f)
 {
     if (!t->finalized) TC_FAIL(TC_ERR_ARG, "topology not finalized");
     tc_status rc = TC_OK;
-    int V = t->num_nodes, L = t->num_links;
+    int L = t->num_links;
     bool same_bw = L > 0, same_lat = L > 0;
     for (int l = 1; l < L; l++) {
         same_bw = same_bw && t->links[l].bandwidth == t->links[0].bandwidth;
         same_lat = same_lat && t->links[l].latency == t->links[0].latency;
     }
     double dbw = same_bw ? t->links[0].bandwidth : 0, dlat = same_lat ? t->links[0].latency : 0;
-    int *order = tc_xmalloc(sizeof(int) * (size_t)V);
-    int ns = order ? tc_topology_switch_order(t, order) : -1;
-    if (ns < 0) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "out of memory");
+    tc_walk w;
+    if ((rc = tc_topology_walk(t, &w))) return rc;
+    int ns = w.ns;
     char buf[32];
     fprintf(f, "# topocoll topology (written by topocoll %s)\ntopocoll: 1\n", TOPOCOLL_VERSION);
     if (t->name && *t->name) { fputs("name: ", f); put_quoted(f, t->name); fputc('\n', f); }
@@ -422,9 +472,9 @@ tc_status tc_yaml_write(const tc_topology *t, FILE *f)
     if (dlat > 0) { tc_format_time(dlat, buf, sizeof buf); fprintf(f, "latency: %s\n", buf); }
     if (ns) fputs("switches:\n", f);
     for (int i = 0; i < ns; i++) {
-        int s = order[i];
+        int s = w.order[i];
         char *machines, *switches;
-        TC_TRY(rc, out, tc_topology_children(t, s, order, ns, &machines, &switches));
+        TC_TRY(rc, out, tc_topology_children(t, &w, s, &machines, &switches));
         fputs("  - name: ", f);
         put_quoted(f, t->nodes[s].name);
         if (machines) { fputs("\n    machines: ", f); put_quoted(f, machines); }
@@ -455,6 +505,6 @@ tc_status tc_yaml_write(const tc_topology *t, FILE *f)
     }
     if (ferror(f)) rc = tc_error_set(TC_ERR_IO, __FILE__, __LINE__, "could not write the topology");
 out:
-    free(order);
+    tc_walk_free(&w);
     return rc;
 }

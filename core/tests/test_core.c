@@ -2,23 +2,11 @@
  * Table 4, and the verifier catching broken schedules.  Prints
  * "N passed, N failed". */
 #include "topocoll/topocoll.h"
+#include "check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (cond) passed++;                                                  \
-        else {                                                               \
-            failed++;                                                        \
-            fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                    \
-            fputc('\n', stderr);                                             \
-        }                                                                    \
-    } while (0)
 
 static void test_hostlist(void)
 {
@@ -227,6 +215,5 @@ int main(void)
     test_pieces();
     test_expand_and_clusters();
     test_registry();
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed != 0;
+    return CHECK_SUMMARY();
 }
