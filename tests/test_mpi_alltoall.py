@@ -306,3 +306,14 @@ def test_mpi4py_program():
     assert "mpi4py alltoall: errors=0" in proc.stdout
     # three calls on the world, one on each half (counted at its rank 0)
     assert "topocoll: alltoall faraj-yuan calls=5" in proc.stderr
+
+
+@pytest.mark.parametrize("algorithm", [a["name"] for a in algorithms() if a["runs_with_syncs"]])
+def test_check_mode_verifies_what_runs(algorithm):
+    """TOPOCOLL_CHECK=1: the verifiers (blocks, contention, syncs) run on
+    every plan before the executor does; correct plans pass, every byte right."""
+    env = env_for(algorithm, 6, LD_PRELOAD=str(pmpi_lib("openmpi")), TOPOCOLL_CHECK="1", TOPOCOLL_SYNC_DEPTH="2",
+                  TOPOCOLL_RANK_MAP="n0,n0,n1,n3,n4,n4")
+    proc = run("openmpi", 6, [program("alltoall_check", "openmpi"), "1", "1000"], env)
+    calls, errors, stats = calls_and_stats(proc)
+    assert proc.returncode == 0 and errors == 0 and stats.get(algorithm), proc.stderr[-2000:]

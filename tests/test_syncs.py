@@ -5,10 +5,13 @@ must order every two messages that share a directed link in different phases
 import pytest
 from hypothesis import given, settings
 
-from topocoll import Schedule, Topology
+from topocoll import Schedule, Topology, algorithms
+from topocoll._core import phase_orders
 
 from .conftest import EXAMPLES
 from .trees import Tree, trees
+
+SYNCED = [a["name"] for a in algorithms() if a["runs_with_syncs"]]
 
 
 def tree_paths(tree: Tree):
@@ -83,6 +86,9 @@ def test_syncs_order_every_shared_link(depth, tree):
     stats = sched.add_syncs(topo, depth)
     assert stats["kept"] == len(sched.syncs()) <= stats["candidates"] <= stats["sharing_pairs"]
     assert unordered_pairs(sched, tree_paths(tree), topo.machines, depth) == []
+    # the core's sync verifier agrees with this oracle
+    checked = sched.verify_syncs(topo, depth)
+    assert checked["ordered"] and checked["acyclic"], checked["problem"]
 
 
 def test_oracle_can_fail_and_syncs_matter():
@@ -120,3 +126,60 @@ def test_depth_must_be_positive():
     topo = Topology.synthetic("4")
     with pytest.raises(TopocollError, match="depth 0"):
         Schedule.plan("faraj-yuan", topo).add_syncs(topo, 0)
+
+
+# ---- the core's sync verifier (tc_schedule_verify_syncs) ----
+
+SYNC_TOPOLOGIES = [("figure1", str(EXAMPLES / "figure1.yaml"), 1), ("chain 4x3", "chain:4,4,4", 1),
+                   ("tree 3x3x3", "tree:3,3,3", 1), ("two ranks a machine", "chain:2,3", 2),
+                   ("smp-4x4", str(EXAMPLES / "smp-4x4.yaml"), 1)]
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+@pytest.mark.parametrize("order", phase_orders())
+@pytest.mark.parametrize("algorithm", SYNCED)
+@pytest.mark.parametrize("label, spec, per_machine", SYNC_TOPOLOGIES, ids=[t[0] for t in SYNC_TOPOLOGIES])
+def test_executed_plans_pass_the_sync_verifier(label, spec, per_machine, algorithm, order, depth):
+    """What the executor runs (every synced algorithm, every phase order,
+    several ranks a machine): every shared link ordered, no deadlock."""
+    topo = Topology.load(spec)
+    if per_machine > 1:
+        topo = topo.expand(per_machine)
+    sched = Schedule.plan_for_execution(algorithm, topo, depth, phase_order=order)
+    rep = sched.verify_syncs(topo, depth)
+    assert rep["ordered"] and rep["acyclic"], rep["problem"]
+    assert rep["checked_pairs"] > 0
+
+
+def synced(spec="chain:4,4,4"):
+    topo = Topology.load(spec)
+    sched = Schedule.plan("faraj-yuan", topo)
+    sched.add_syncs(topo)
+    return topo, sched
+
+
+def test_sync_verifier_rejects_an_unordered_shared_link():
+    topo, sched = synced()
+    for k in range(len(sched.syncs())):   # each sync kept was needed: dropping any one shows
+        pairs = sched.syncs()
+        trimmed = Schedule.plan("faraj-yuan", topo)
+        trimmed.set_syncs(pairs[:k] + pairs[k + 1:])
+        rep = trimmed.verify_syncs(topo)
+        assert not rep["ordered"] and rep["acyclic"] and rep["unordered_pairs"] >= 1
+        assert "share a link and nothing orders them" in rep["problem"]
+    assert Schedule.plan("faraj-yuan", topo).verify_syncs(topo)["unordered_pairs"] > 0   # no syncs at all
+
+
+def test_sync_verifier_rejects_a_cycle():
+    topo, sched = synced()
+    pairs = sched.syncs()
+    after, before = pairs[0]
+    sched.set_syncs(pairs + [(before, after)])      # the later message's sender now also waits backwards
+    rep = sched.verify_syncs(topo)
+    assert not rep["acyclic"] and "can deadlock" in rep["problem"]
+
+
+def test_plan_syncs_check_runs_the_sync_verifier(capsys):
+    from topocoll.cli import main
+    assert main(["plan", "chain:3,3", "--syncs", "--check"]) == 0
+    assert "verified: every shared link ordered, no deadlock" in capsys.readouterr().err

@@ -93,6 +93,7 @@ static struct {
     char *clusters;             /* TOPOCOLL_CLUSTERS: NUL-separated, one per world rank */
     size_t clusters_count;
     int verbose, stats;
+    int check;                  /* TOPOCOLL_CHECK=1: verify every plan and its syncs before running it */
     char *rank_map;             /* NUL-separated names, one per world rank */
     size_t rank_map_count;
     int keyval;
@@ -258,6 +259,7 @@ static void load_config(void)
     const char *depth = getenv("TOPOCOLL_SYNC_DEPTH");
     g.verbose = getenv("TOPOCOLL_VERBOSE") && !strcmp(getenv("TOPOCOLL_VERBOSE"), "1");
     g.stats = getenv("TOPOCOLL_STATS") && !strcmp(getenv("TOPOCOLL_STATS"), "1");
+    g.check = getenv("TOPOCOLL_CHECK") && !strcmp(getenv("TOPOCOLL_CHECK"), "1");
     g.calls = (long long *)calloc((size_t)tc_algorithm_count() + 1, sizeof(long long));
     if (path && *path && tc_topology_load(path, TC_FORMAT_AUTO, &g.topo) != TC_OK)
         fatal("TOPOCOLL_TOPOLOGY: %s%s", tc_error_message(), "");
@@ -486,6 +488,23 @@ static comm_plan *make_plan(MPI_Comm comm)
     return cp;
 }
 
+/* TOPOCOLL_CHECK=1 (debug): the verifiers on what is about to run -- every
+ * block delivered, the algorithm's contention promise, and the syncs
+ * ordering every shared link without a deadlock; the job stops otherwise. */
+static void check_plan(const comm_plan *cp, const tc_schedule *s)
+{
+    const char *name = tc_algorithm_name(cp->algorithm);
+    tc_verify_report vr;
+    tc_sync_report sr;
+    if (tc_schedule_verify(s, cp->topo, &vr) != TC_OK) fatal("TOPOCOLL_CHECK: %s: %s", name, tc_error_message());
+    if (!vr.complete || (!vr.contention_free && tc_algorithm_properties(cp->algorithm) & TC_PROP_CONTENTION_FREE))
+        fatal("TOPOCOLL_CHECK: %s: %s", name, vr.problem);
+    if (!tc_schedule_num_syncs(s)) return;
+    if (tc_schedule_verify_syncs(s, cp->topo, g.sync_depth, &sr) != TC_OK)
+        fatal("TOPOCOLL_CHECK: %s: %s", name, tc_error_message());
+    if (!sr.ordered || !sr.acyclic) fatal("TOPOCOLL_CHECK: %s: %s", name, sr.problem);
+}
+
 /* The executor state for blocks of `block` bytes: planned on first use of
  * its segment count; collective over comm (every rank sees the same block). */
 static tcx_state *state_for(comm_plan *cp, MPI_Comm comm, long long block)
@@ -507,6 +526,7 @@ static tcx_state *state_for(comm_plan *cp, MPI_Comm comm, long long block)
     if (tc_alltoall_plan_with_options(tc_algorithm_name(cp->algorithm), cp->topo, &opt, 1, &e->sched) != TC_OK)
         fatal("planning %s failed: %s", tc_algorithm_name(cp->algorithm), tc_error_message());
     tc_schedule *s = e->sched;
+    if (g.check) check_plan(cp, s);
     e->segments = segments;
     e->tables = (tcx_schedule){tc_schedule_algorithm(s), tc_schedule_num_ranks(s), tc_schedule_num_steps(s),
                                (const long long *)tc_schedule_step_begins(s), (const int *)tc_schedule_ops(s),

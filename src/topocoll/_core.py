@@ -97,6 +97,11 @@ class _Tree(ctypes.Structure):
                                                    "size")]
 
 
+class _SyncReport(ctypes.Structure):
+    _fields_ = [("ordered", ctypes.c_int), ("acyclic", ctypes.c_int), ("checked_pairs", ctypes.c_int64),
+                ("unordered_pairs", ctypes.c_int64), ("problem", ctypes.c_char * 512)]
+
+
 class _SyncStats(ctypes.Structure):
     _fields_ = [("sharing_pairs", ctypes.c_int64), ("candidates", ctypes.c_int64), ("kept", ctypes.c_int64)]
 
@@ -186,6 +191,8 @@ _PROTOS = {
     "tc_schedule_add_syncs": (I, [P, P, I, ctypes.POINTER(_SyncStats)]),
     "tc_schedule_num_syncs": (I64, [P]),
     "tc_schedule_syncs": (ctypes.POINTER(I64), [P]),
+    "tc_schedule_set_syncs": (I, [P, P, I64]),
+    "tc_schedule_verify_syncs": (I, [P, P, I, ctypes.POINTER(_SyncReport)]),
 }
 
 PROP_CONTENTION_FREE, PROP_OPTIMAL, PROP_TOPOLOGY_AWARE, PROP_SINGLE_PORT = 1, 2, 4, 8
@@ -614,6 +621,21 @@ class Schedule:
         n = lib().tc_schedule_num_syncs(self._h)
         ptr = lib().tc_schedule_syncs(self._h)
         return [(ptr[2 * i], ptr[2 * i + 1]) for i in range(n)]
+
+    def set_syncs(self, pairs: list[tuple[int, int]]) -> None:
+        """Replace the syncs by (after, before) operation indices."""
+        flat = array("q", [x for pair in pairs for x in pair])
+        _check(lib().tc_schedule_set_syncs(self._h, flat.buffer_info()[0] if pairs else None, len(pairs)))
+
+    def verify_syncs(self, topology: Topology, depth: int = 1) -> dict:
+        """The core's sync verifier: every two messages that share a directed
+        link (the second ``depth`` users after the first) are ordered by
+        program order and syncs, and the syncs cannot deadlock."""
+        rep = _SyncReport()
+        _check(lib().tc_schedule_verify_syncs(self._h, topology._h, depth, ctypes.byref(rep)))
+        return {"ordered": bool(rep.ordered), "acyclic": bool(rep.acyclic), "checked_pairs": rep.checked_pairs,
+                "unordered_pairs": rep.unordered_pairs,
+                "problem": rep.problem.decode("utf-8", "backslashreplace")}
 
     def write_json(self, path: str | os.PathLike | None, topology: Topology | None) -> str | None:
         """Write the schedule JSON to ``path`` (``None``: return it as text)."""

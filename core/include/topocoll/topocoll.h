@@ -311,6 +311,23 @@ typedef struct tc_verify_report {
 tc_status tc_schedule_verify(const tc_schedule *s, const tc_topology *topo,
                              tc_verify_report *report);
 
+/* The sync verifier (verify_syncs.c): what the executor runs is safe.  Two
+ * messages on one directed link, the second `depth` users after the first
+ * in a later step, must be ordered by program order and syncs (the
+ * execution contract above: a rank's steps in order, a sync leaves once its
+ * message's step has completed); and programs plus syncs must have no cycle
+ * (a cycle is a deadlock).  Direct schedules only.  It reports; it never
+ * prints. */
+typedef struct tc_sync_report {
+    int ordered;             /* every such pair ordered                      */
+    int acyclic;             /* no cycle: the syncs cannot deadlock          */
+    int64_t checked_pairs;   /* pairs of consecutive (depth) users checked   */
+    int64_t unordered_pairs;
+    char problem[512];       /* the first problem found, "" if none          */
+} tc_sync_report;
+tc_status tc_schedule_verify_syncs(const tc_schedule *s, const tc_topology *topo, int depth,
+                                   tc_sync_report *report);
+
 /* ---- algorithms (one registry) ------------------------------------------- */
 /* Properties an algorithm promises; the verifier checks them. */
 enum {

@@ -66,6 +66,15 @@ def run(args):
         t1 = time.perf_counter()
         sync_stats = sched.add_syncs(topo, args.sync_depth)
         sync_stats["seconds"] = round(time.perf_counter() - t1, 4)
+        if report is not None:   # the core's sync verifier: what the executor would run is safe
+            checked = sched.verify_syncs(topo, args.sync_depth)
+            sync_stats.update(ordered=checked["ordered"], acyclic=checked["acyclic"])
+            if not checked["ordered"] or not checked["acyclic"]:
+                report["problem"] = report["problem"] or checked["problem"]
+                sync_bad = (["a shared link left unordered"] if not checked["ordered"] else []) + \
+                           (["the syncs can deadlock"] if not checked["acyclic"] else [])
+            else:
+                sync_bad = []
     if not args.check:
         if args.output:
             sched.write_json(args.output, topo)
@@ -73,6 +82,8 @@ def run(args):
             sys.stdout.write(sched.write_json(None, topo))
     seconds = time.perf_counter() - t0
     bad = failures(report, promised(args.algorithm)) if report else []
+    if sync_stats and "ordered" in sync_stats:
+        bad += sync_bad
     summary = {
         "algorithm": args.algorithm,
         "machines": topo.num_machines,
@@ -100,7 +111,9 @@ def run(args):
             print(f"syncs: {sync_stats['sharing_pairs']} pairs of messages share a link (the paper's dependence "
                   f"graph), {sync_stats['candidates']} consecutive on a link from different senders, "
                   f"{sync_stats['kept']} kept after removing those implied by program order and other syncs; "
-                  f"{sync_stats['seconds']:.3f} s", file=sys.stderr)
+                  f"{sync_stats['seconds']:.3f} s"
+                  + ("; verified: every shared link ordered, no deadlock"
+                     if sync_stats.get("ordered") and sync_stats.get("acyclic") else ""), file=sys.stderr)
     if bad:
         raise TopocollError("verification failed", f"{args.algorithm} on {topo.name}: " + "; ".join(bad)
                             + (f" ({report['problem']})" if report["problem"] else ""))
