@@ -147,14 +147,14 @@ def test_verifier_refuses_size_mismatch():
         sched.verify(Topology.synthetic("5"))
 
 
-def test_all_pairs_of_small_chains():
-    # exhaustive over small chains of 2-4 switches with 0-3 machines each
-    for k in (2, 3, 4):
-        for counts in itertools.product(range(4), repeat=k):
-            if sum(counts) == 0:
-                continue
-            topo = Topology.synthetic("chain:" + ",".join(map(str, counts)))
-            check_plan("faraj-yuan", topo)
+SMALL_CHAINS = ["chain:" + ",".join(map(str, counts)) for k in (2, 3, 4)
+                for counts in itertools.product(range(4), repeat=k) if sum(counts)]
+
+
+@pytest.mark.parametrize("spec", SMALL_CHAINS)
+def test_all_small_chains(spec):
+    """Exhaustive over chains of 2-4 switches with 0-3 machines each."""
+    check_plan("faraj-yuan", Topology.synthetic(spec))
 
 
 # ---- several ranks a machine, segments, groups, clusters ---------------------------

@@ -107,23 +107,35 @@ def test_two_switches_balanced_hands_the_link_over_evenly():
     topo = Topology.synthetic("chain:8,8")
     switch = {r: r // 8 for r in range(16)}
     paper, balanced = check_reordered("faraj-yuan", topo, "balanced")
-    # 64 phases, each with one message each way over the inter-switch link
-    assert sorted(sender_changes(paper, switch).values()) == [7, 63]
-    assert max(sender_changes(balanced, switch).values()) <= 34
+    # 64 phases, each with one message each way over the inter-switch link:
+    # in the paper's order one direction changes sender at every message,
+    # the balanced order at most about every second one
+    changes = sender_changes(paper, switch)
+    assert max(changes.values()) == 64 - 1
+    assert max(sender_changes(balanced, switch).values()) <= 64 // 2 + 2
 
 
-@pytest.mark.parametrize("spec,paper_changes,most", [("chain:8,8", 70, 30), ("chain:4,4,4", 76, 30)])
-def test_grouped_keeps_senders_on_the_busiest_links(spec, paper_changes, most):
-    """The benchmark topologies: the paper's phases change senders on the
-    inter-switch links 70 and 76 times; grouped, at most 30 (each direction
-    has at least as many changes as senders less one: 14 and 20 in all), and
-    no machine's link passes to another sender from one phase to the next."""
+@pytest.mark.parametrize("spec", ["chain:8,8", "chain:4,4,4"])
+def test_grouped_keeps_senders_on_the_busiest_links(spec):
+    """The benchmark topologies: grouped phases change senders on the
+    inter-switch links at most half as often as the paper's (never fewer
+    than each direction's senders less one), and no machine's link passes to
+    another sender from one phase to the next."""
     topo = Topology.synthetic(spec)
     per = int(spec.split(":")[1].split(",")[0])
     switch = {r: r // per for r in range(topo.num_machines)}
     paper, grouped = check_reordered("faraj-yuan", topo, "grouped")
-    assert sum(sender_changes(paper, switch).values()) == paper_changes
-    assert sum(sender_changes(grouped, switch).values()) <= most
+    senders = {}
+    t = paper.triples()
+    for i in range(0, len(t), 3):
+        a, b = switch[t[i + 1]], switch[t[i + 2]]
+        step = 1 if b > a else -1
+        for x in range(a, b, step):
+            senders.setdefault((x, x + step), set()).add(t[i + 1])
+    least = sum(len(v) - 1 for v in senders.values())
+    paper_changes = sum(sender_changes(paper, switch).values())
+    grouped_changes = sum(sender_changes(grouped, switch).values())
+    assert least <= grouped_changes <= paper_changes / 2
     assert machine_link_tight_handoffs(paper) > 0
     assert machine_link_tight_handoffs(grouped) == 0
 

@@ -37,9 +37,12 @@ def test_up_run_down(testbed, capsys):
     # every link shaped: a tbf at 100 Mbit/s on each end, the switch ports with a 100-packet queue
     qd = subprocess.run(["ip", "netns", "exec", net.switch_ns("s0"), "tc", "qdisc", "show"],
                         capture_output=True, text=True).stdout
-    # tc shows the 100-packet limit as the time it takes to drain past the burst:
-    # (100 x 1514 B - 12500 B) at 100 Mbit/s = 11.1 ms
-    assert "tbf" in qd and "rate 100Mbit" in qd and "burst 12500b lat 11.1ms" in qd
+    # tc shows the 100-packet limit as the time it takes to drain past the
+    # burst: (100 frames of 1514 B - burst) at the rate
+    m = re.search(r"tbf .*rate (\d+)Mbit burst (\d+)b lat ([\d.]+)ms", qd)
+    assert m, qd
+    rate, burst, lat = int(m.group(1)) * 1e6, int(m.group(2)), float(m.group(3))
+    assert rate == 100e6 and lat == pytest.approx((100 * 1514 - burst) * 8 / rate * 1e3, abs=0.1)
     # each machine is its own node: its hostname is its name
     host = subprocess.run(["ip", "netns", "exec", net.machine_ns("n2"), "unshare", "--uts", "sh", "-c",
                            "hostname n2 && hostname"], capture_output=True, text=True).stdout.strip()
