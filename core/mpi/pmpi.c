@@ -189,25 +189,19 @@ void tcp_delete_cached(int keyval)
     }
 }
 
-/* A size in bytes, at least `least`, from variable var's text ("16384",
- * "16K", "1M", "1G"); dflt when unset.  At most 1 TiB: larger is no block
- * size but a typo. */
+/* A size in bytes (tc_parse_size: "16384", "16K", "1M"), at least `least`,
+ * from variable var's text; dflt when unset. */
 static long long env_size(const char *var, const char *text, long long dflt, long long least, const char *example)
 {
     if (!text || !*text) return dflt;
-    char *end, what[160];
-    errno = 0;
-    long long v = strtoll(text, &end, 10), mult = 1;
-    if (*end == 'K' || *end == 'k') { mult = 1LL << 10; end++; }
-    else if (*end == 'M' || *end == 'm') { mult = 1LL << 20; end++; }
-    else if (*end == 'G' || *end == 'g') { mult = 1LL << 30; end++; }
+    long long v = 0;
+    char what[160], range[96];
     snprintf(what, sizeof what, "%s=%s", var, text);
-    if (end == text || *end || errno || v < least || v > (1LL << 40) / mult) {
-        char range[96];
+    if (tc_parse_size(text, &v) != TC_OK || v < least) {
         snprintf(range, sizeof range, "from %lld to 1T, such as %s", least, example);
         fatal("%s: expected a size in bytes %s", what, range);
     }
-    return v * mult;
+    return v;
 }
 
 /* A whole number >= 1 from variable var's text; dflt when unset. */

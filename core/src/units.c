@@ -133,6 +133,28 @@ tc_status tc_parse_time(const char *text, double bare_unit, double *out)
     return TC_OK;
 }
 
+tc_status tc_parse_size(const char *text, long long *bytes)
+{
+    if (!text || !bytes) TC_FAIL(TC_ERR_ARG, "size: no text given");
+    size_t n = scan_decimal(text);
+    if (!n) TC_FAIL(TC_ERR_PARSE, "size '%s': expected bytes such as 8K, 64K or 1M", text);
+    const char *end = text + n;
+    double mult = 1;
+    switch (*end) {
+    case 'k': case 'K': mult = 1024.0; end++; break;
+    case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
+    case 'g': case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
+    case 't': case 'T': mult = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    }
+    if (*end == 'B' || *end == 'b') end++;
+    if (*end) TC_FAIL(TC_ERR_PARSE, "size '%s': expected bytes such as 8K, 64K or 1M (K, M, G, T: powers of 1024)", text);
+    double v = decimal_value(text, n, 0) * mult;
+    if (!(v <= TC_MAX_SIZE)) TC_FAIL(TC_ERR_PARSE, "size '%s' is larger than the limit of 1T", text);
+    if (v != (double)(long long)v) TC_FAIL(TC_ERR_PARSE, "size '%s' is not a whole number of bytes", text);
+    *bytes = (long long)v;
+    return TC_OK;
+}
+
 /* The limits of topocoll.h by name, for the bindings (one home). */
 double tc_limit(const char *name)
 {
@@ -141,6 +163,7 @@ double tc_limit(const char *name)
         {"name_len", TC_MAX_NAME_LEN}, {"hostlist_names", TC_MAX_HOSTLIST_NAMES},
         {"file_bytes", (double)TC_MAX_FILE_BYTES}, {"nesting", TC_MAX_NESTING}, {"min_rate", TC_MIN_RATE},
         {"max_rate", TC_MAX_RATE}, {"max_time", TC_MAX_TIME}, {"plan_messages", (double)TC_MAX_PLAN_MESSAGES},
+        {"max_size", TC_MAX_SIZE},
         {"bare_rate_unit", TC_BARE_RATE_UNIT},
     };
     for (size_t i = 0; name && i < sizeof limits / sizeof limits[0]; i++)

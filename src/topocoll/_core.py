@@ -125,6 +125,7 @@ _PROTOS = {
     "tc_parse_rate": (I, [S, D, ctypes.POINTER(D)]),
     "tc_parse_time": (I, [S, D, ctypes.POINTER(D)]),
     "tc_limit": (D, [S]),
+    "tc_parse_size": (I, [S, ctypes.POINTER(ctypes.c_longlong)]),
     "tc_format_rate": (None, [D, ctypes.c_char_p, ctypes.c_size_t]),
     "tc_format_time": (None, [D, ctypes.c_char_p, ctypes.c_size_t]),
     "tc_hostlist_expand": (I, [S, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t)]),
@@ -279,6 +280,13 @@ def parse_time(text: str, bare_unit: float = 0) -> float:
     """Seconds of a time such as ``50us``."""
     out = ctypes.c_double()
     _check(lib().tc_parse_time(text.encode("utf-8", "surrogateescape"), bare_unit, ctypes.byref(out)))
+    return out.value
+
+
+def parse_size(text: str) -> int:
+    """Bytes of a size such as ``64K`` (the core's one reader of sizes)."""
+    out = ctypes.c_longlong()
+    _check(lib().tc_parse_size(text.strip().encode("utf-8", "surrogateescape"), ctypes.byref(out)))
     return out.value
 
 

@@ -59,11 +59,12 @@ void tc_error_clear(void);
 /* messages (ranks x (ranks - 1) x segments) of one whole planned schedule:
  * 8,192 ranks plan in 13 s and 3.4 GB, 16,384 would need ~14 GB */
 #define TC_MAX_PLAN_MESSAGES (1LL << 27)
+#define TC_MAX_SIZE 1099511627776.0   /* bytes: a block, a segment (1 TiB) */
 /* A bare number as a rate is Mbit/s everywhere (Slurm's LinkSpeed reading). */
 #define TC_BARE_RATE_UNIT 1e6
 /* The limits above by their names ("machines", "switches", "levels",
  * "name_len", "hostlist_names", "file_bytes", "nesting", "min_rate",
- * "max_rate", "max_time", "plan_messages", "bare_rate_unit"); -1 for an
+ * "max_rate", "max_time", "plan_messages", "max_size", "bare_rate_unit"); -1 for an
  * unknown name. */
 double tc_limit(const char *name);
 
@@ -75,6 +76,10 @@ double tc_limit(const char *name);
  * multiplied by bare_unit (TC_BARE_RATE_UNIT for rates). */
 tc_status tc_parse_rate(const char *text, double bare_unit, double *bits_per_s);
 tc_status tc_parse_time(const char *text, double bare_unit, double *seconds);
+/* Sizes in bytes ("16384", "16K", "1.5M", "64KB"; K, M, G, T are powers of
+ * 1024), whole bytes from 0 to TC_MAX_SIZE: the one reader of sizes for the
+ * CLI and the PMPI library. */
+tc_status tc_parse_size(const char *text, long long *bytes);
 /* Canonical text ("100Mbit", "50us"); buf of at least 32 bytes. */
 void tc_format_rate(double bits_per_s, char *buf, size_t len);
 void tc_format_time(double seconds, char *buf, size_t len);

@@ -93,20 +93,6 @@ def collect(algorithm: str, cmd: list[str], env: dict, repetitions: int, on_size
     return samples
 
 
-def parse_size(text: str) -> int:
-    """'8K' -> 8192, '1M' -> 1048576, '100' -> 100 (bytes of one block)."""
-    t = text.strip().upper().removesuffix("B")
-    mult = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}.get(t[-1:], 1)
-    num = t[:-1] if t[-1:] in "KMG" else t
-    try:
-        value = int(float(num) * mult)
-    except ValueError:
-        raise TopocollError("invalid argument", f"size '{text}': expected bytes such as 8K, 64K or 1M") from None
-    if value < 0:
-        raise TopocollError("invalid argument", f"size '{text}' is negative")
-    return value
-
-
 def format_size(n: int) -> str:
     for unit, mult in (("M", 1024 ** 2), ("K", 1024)):
         if n >= mult and n % mult == 0:

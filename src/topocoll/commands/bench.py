@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .._core import TopocollError, algorithms, parse_time, phase_orders
+from .._core import TopocollError, algorithms, parse_size, parse_time, phase_orders
 from ..bench import harness
 from .testbed import add_network_arguments
 from ..common import DEFAULT_BANDWIDTH, DEFAULT_LATENCY, add_topology_argument, load_topology, rate
@@ -133,7 +133,7 @@ def parameter_env(args) -> dict:
     for flag, var, _ in pmpi_options():
         value = getattr(args, flag[2:].replace("-", "_"))
         if value:
-            env[var] = str(harness.parse_size(value)) if var == "TOPOCOLL_SEGMENT_SIZE" else str(value)
+            env[var] = str(parse_size(value)) if var == "TOPOCOLL_SEGMENT_SIZE" else str(value)
     return env
 
 
@@ -141,7 +141,7 @@ def run(args):
     machines = load_topology(args.topology)
     counts, topo = layout(machines, args.ranks_per_machine)
     algs = algorithm_list(args.algorithms, args.collective, levels_of(machines))
-    sizes = [harness.parse_size(s) for s in args.sizes.split(",") if s.strip()]
+    sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
     if args.repetitions < 1:
         raise TopocollError("invalid argument", "--repetitions must be at least 1")
     if args.backend == "simgrid":

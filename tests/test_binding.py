@@ -1,0 +1,83 @@
+"""The ctypes binding against the C header it mirrors: struct sizes and field
+offsets, constants, and every prototype's arity.  A C program built against
+the installed topocoll.h prints the C side; a change on one side only fails
+here."""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import subprocess
+
+import pytest
+
+from topocoll import _core
+from topocoll._core import include_path
+
+STRUCTS = {
+    "tc_verify_report": _core._VerifyReport,
+    "tc_plan_options": _core._PlanOptions,
+    "tc_tree": _core._Tree,
+    "tc_sync_stats": _core._SyncStats,
+    "tc_sync_report": _core._SyncReport,
+}
+CONSTANTS = {
+    "TC_PROP_CONTENTION_FREE": _core.PROP_CONTENTION_FREE, "TC_PROP_OPTIMAL": _core.PROP_OPTIMAL,
+    "TC_PROP_TOPOLOGY_AWARE": _core.PROP_TOPOLOGY_AWARE, "TC_PROP_SINGLE_PORT": _core.PROP_SINGLE_PORT,
+    "TC_PROP_HOST_SINGLE_PORT": _core.PROP_HOST_SINGLE_PORT, "TC_PROP_BOTTLENECK_ONCE": _core.PROP_BOTTLENECK_ONCE,
+    "TC_PARAM_SEGMENTS": _core.PARAM_SEGMENTS, "TC_PARAM_FANOUT": _core.PARAM_FANOUT,
+    "TC_PARAM_CLUSTERS": _core.PARAM_CLUSTERS,
+    "TC_FORMAT_AUTO": _core._FORMATS["auto"], "TC_FORMAT_SLURM": _core._FORMATS["slurm"],
+    "TC_FORMAT_YAML": _core._FORMATS["yaml"],
+    "sizeof(tc_op) / sizeof(int32_t)": _core.OP_INTS,
+}
+
+
+@pytest.fixture(scope="module")
+def c_side(tmp_path_factory):
+    """name -> value as the C compiler sees the header."""
+    lines = []
+    for name, cls in STRUCTS.items():
+        lines.append(f'printf("sizeof {name} %zu\\n", sizeof({name}));')
+        for field, _ in cls._fields_:
+            lines.append(f'printf("offsetof {name}.{field} %zu\\n", offsetof({name}, {field}));')
+    for expr in CONSTANTS:
+        lines.append(f'printf("const {expr} %lld\\n", (long long)({expr}));')
+    src = tmp_path_factory.mktemp("abi") / "abi.c"
+    src.write_text("#include <stddef.h>\n#include <stdio.h>\n#include <topocoll/topocoll.h>\n"
+                   "int main(void) {\n" + "\n".join(lines) + "\nreturn 0;\n}\n")
+    exe = src.with_suffix("")
+    subprocess.run(["cc", "-I", str(include_path()), str(src), "-o", str(exe)], check=True)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+    return {line.rsplit(" ", 1)[0]: int(line.rsplit(" ", 1)[1]) for line in out.splitlines()}
+
+
+@pytest.mark.parametrize("name", list(STRUCTS))
+def test_struct_layouts_match(c_side, name):
+    cls = STRUCTS[name]
+    assert ctypes.sizeof(cls) == c_side[f"sizeof {name}"]
+    for field, _ in cls._fields_:
+        assert getattr(cls, field).offset == c_side[f"offsetof {name}.{field}"], field
+
+
+@pytest.mark.parametrize("expr", list(CONSTANTS))
+def test_constants_match(c_side, expr):
+    assert CONSTANTS[expr] == c_side[f"const {expr}"]
+
+
+def header_arities() -> dict[str, int]:
+    """Parameters of every function the header declares."""
+    text = (include_path() / "topocoll" / "topocoll.h").read_text()
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    out = {}
+    for m in re.finditer(r"\b(tc_\w+)\s*\(([^;{]*?)\)\s*;", text):
+        params = m.group(2).strip()
+        out[m.group(1)] = 0 if params in ("", "void") else params.count(",") + 1
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(_core._PROTOS))
+def test_every_prototype_matches_the_header(name):
+    arities = header_arities()
+    assert name in arities, f"{name} is bound but not declared in topocoll.h"
+    assert len(_core._PROTOS[name][1]) == arities[name], name
