@@ -55,7 +55,7 @@
  * spin and answer soonest on dedicated cores).  Where ranks outnumber cores
  * napping pays: on the emulated cluster (12-16 ranks on 2 cores, which
  * passes TOPOCOLL_NAP=200us) it left a fifth of the CPU idle instead of none
- * and ran 1-6 % faster (README). */
+ * and ran 1-6 % faster (docs/pacing.md). */
 #ifndef TOPOCOLL_DEFAULT_NAP
 #define TOPOCOLL_DEFAULT_NAP 0
 #endif
@@ -66,7 +66,7 @@
 #define NATIVE "native"
 /* Sync-shuffle and group-shuffle segment size (bytes) when
  * TOPOCOLL_SEGMENT_SIZE is unset: the best of 4K..128K for sync-shuffle on
- * the emulated 8-machine switch at 64-256 KB blocks (README). */
+ * the emulated 8-machine switch at 64-256 KB blocks (docs/results/2026-11-22-algorithms.md). */
 #ifndef TOPOCOLL_DEFAULT_SEGMENT_SIZE
 #define TOPOCOLL_DEFAULT_SEGMENT_SIZE 16384
 #endif

@@ -257,7 +257,7 @@ static tc_status build(yctx *c, tc_topology **out)
     int nsw = 0;
     if (!root) TC_FAIL(TC_ERR_PARSE, "%s: empty file", c->file);
     if (root->type != YAML_MAPPING_NODE)
-        YFAIL(c, root, TC_ERR_PARSE, "%s", "expected a mapping with 'switches:' (see the topology format in the README)");
+        YFAIL(c, root, TC_ERR_PARSE, "%s", "expected a mapping with 'switches:' (see docs/topologies.md)");
     pass_arg a = {0};
     a.file = (link_values){-1, -1};
     yaml_node_t *switches = NULL, *name = NULL;

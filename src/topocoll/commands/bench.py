@@ -65,7 +65,7 @@ def setup_parser(p):
                    help="latency of links the topology gives none for (default %(default)s)")
     p.add_argument("--model", default="topocoll", choices=["topocoll", "smpi-default"],
                    help="simulation settings: topocoll (raw link rate, no cross traffic; default) or smpi-default "
-                        "(SMPI's calibrated factors and cross traffic); see the README")
+                        "(SMPI's calibrated factors and cross traffic); see docs/simgrid.md")
     p.add_argument("--smpi-selector", default="ompi", choices=["ompi", "mpich"],
                    help="which MPI's decision logic SMPI's own MPI_Alltoall (native) follows (default ompi)")
     p.add_argument("--sync-depth", type=int, metavar="D",

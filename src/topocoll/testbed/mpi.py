@@ -25,7 +25,7 @@ MCA = {
 
 
 # The testbed runs every machine's ranks on this host's few cores: waiting
-# ranks nap instead of spinning (README, "Waiting without spinning").
+# ranks nap instead of spinning (docs/pacing.md, "Waiting without spinning").
 TESTBED_NAP = "200us"
 
 
