@@ -200,7 +200,24 @@ def test_bcast_bench_on_the_testbed(capsys):
 
 
 def test_executor_env_passes_rate_and_nap_unless_given():
+    from topocoll._core import parse_rate
     record = {"rate_bps": 1e8}
-    assert mpi.executor_env(record, {}) == {"TOPOCOLL_BANDWIDTH": "100000000", "TOPOCOLL_NAP": mpi.TESTBED_NAP}
+    env = mpi.executor_env(record, {})
+    assert set(env) == {"TOPOCOLL_BANDWIDTH", "TOPOCOLL_NAP"} and env["TOPOCOLL_NAP"] == mpi.TESTBED_NAP
+    # the rate the library reads is the testbed's (a bare number would be Mbit/s)
+    assert parse_rate(env["TOPOCOLL_BANDWIDTH"]) == 1e8
     given = {"TOPOCOLL_BANDWIDTH": "1Gbit", "TOPOCOLL_NAP": "0"}
     assert mpi.executor_env(record, dict(given)) == given
+
+
+def test_demo_runs_the_emulated_cluster(capsys, tmp_path):
+    """As root, the demo brings up the 12-machine chain, times faraj-yuan
+    against the MPI's own all-to-all, prints the table and the speed-up,
+    writes the figure, and leaves nothing behind."""
+    assert main(["demo", "--no-simgrid", "--testbed-sizes", "64K", "--testbed-repetitions", "1",
+                 "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"faraj-yuan\s+[\d.]+\s+[\d.]+\s+[\d.]+%", out) and re.search(r"native\s+[\d.]+", out)
+    assert re.search(r"faraj-yuan against the MPI's own MPI_Alltoall on the emulated cluster: [\d.]+x at 64K", out)
+    assert (tmp_path / "testbed-chain-4-4-4.png").stat().st_size > 0
+    assert namespaces() == []

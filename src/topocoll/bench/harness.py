@@ -15,7 +15,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 
-from .._core import Topology, TopocollError
+from .._core import Topology, TopocollError, format_rate
 
 CSV_COLUMNS = ["backend", "topology", "algorithm", "ranks", "msize_bytes", "repetition", "seconds"]
 
@@ -91,6 +91,37 @@ def collect(algorithm: str, cmd: list[str], env: dict, repetitions: int, on_size
         n = int(calls[0].rsplit("=", 1)[1])
         messages[algorithm] = [int(x.split("=")[1]) / n for x in counts[0].split()[4:]]
     return samples
+
+
+#: how a person reads each setting a back-end records (the CSV keeps the raw key=value)
+SETTING_WORDS = {
+    "rate_bps": lambda v: f"{format_rate(float(v))} links",
+    "buffer_packets": lambda v: f"{v}-packet switch ports",
+    "host_queue": lambda v: f"{v} host queues",
+    "congestion": lambda v: f"TCP {v}",
+    "rto_min": lambda v: f"RTO min {v}",
+    "mca": lambda v: str(v),
+    "sync_depth": lambda v: f"sync depth {v}",
+    "pace": lambda v: f"pacing {v}",
+    "pace_lead": lambda v: f"lead {v}",
+    "nap": lambda v: f"nap {v}",
+    "phase_order": lambda v: f"{v} phases",
+    "ranks_per_machine": lambda v: f"{v} rank(s) a machine",
+    "load_average": lambda v: f"load average {v}",
+    "model": lambda v: f"model {v}",
+    "native": lambda v: f"native = {v}",
+}
+
+
+def describe_settings(settings: dict) -> str:
+    """The settings as a line a person reads ("100Mbit links, 100-packet
+    switch ports, ..."); variables and unknown keys as NAME=value."""
+    parts = []
+    for k, v in settings.items():
+        if k in ("cfg", "shared_malloc"):
+            continue
+        parts.append(SETTING_WORDS[k](v) if k in SETTING_WORDS else f"{k}={v}")
+    return ", ".join(parts)
 
 
 def format_size(n: int) -> str:

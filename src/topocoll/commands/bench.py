@@ -155,8 +155,8 @@ def run(args):
         backend = TestbedBackend(args.topology, machines, rate(args.bandwidth), args.buffer, args.rto_min, mca,
                                  args.sync_depth, counts=counts, env=parameter_env(args), collective=args.collective,
                                  host_queue=args.host_queue)
-    print(f"bench: {topo.name}, {machines.num_machines} machines, {topo.num_machines} ranks, backend {backend.name}, "
-          f"settings: {backend.settings()}", file=sys.stderr)
+    print(f"bench: {topo.name}, {machines.num_machines} machines, {topo.num_machines} ranks, backend {backend.name}\n"
+          f"  {harness.describe_settings(backend.settings())}", file=sys.stderr)
     try:
         result = harness.run(backend, topo, algs, sizes, args.repetitions, args.warmup, quiet=args.quiet)
     finally:

@@ -34,7 +34,7 @@ def executor_env(record: dict, env: dict) -> dict:
     TOPOCOLL_BANDWIDTH, the rate of the links the topology gives none, which
     it paces by, and TOPOCOLL_NAP (the ranks outnumber the cores)."""
     if record and record.get("rate_bps"):
-        env.setdefault("TOPOCOLL_BANDWIDTH", f"{record['rate_bps']:.0f}")
+        env.setdefault("TOPOCOLL_BANDWIDTH", f"{record['rate_bps']:.0f}bit")   # with its unit: a bare number is Mbit/s
     env.setdefault("TOPOCOLL_NAP", TESTBED_NAP)
     return env
 
