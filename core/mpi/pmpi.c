@@ -64,12 +64,6 @@
 #define TOPOCOLL_DEFAULT_SYNC_DEPTH 1
 #endif
 #define NATIVE "native"
-/* Sync-shuffle and group-shuffle segment size (bytes) when
- * TOPOCOLL_SEGMENT_SIZE is unset: the best of 4K..128K for sync-shuffle on
- * the emulated 8-machine switch at 64-256 KB blocks (docs/results/2026-11-22-algorithms.md). */
-#ifndef TOPOCOLL_DEFAULT_SEGMENT_SIZE
-#define TOPOCOLL_DEFAULT_SEGMENT_SIZE 16384
-#endif
 #define MAX_SEGMENTS 256
 #define PLANS_PER_COMM 4
 
@@ -273,7 +267,7 @@ static void load_config(void)
     g.sync_depth = env_whole("TOPOCOLL_SYNC_DEPTH", depth, TOPOCOLL_DEFAULT_SYNC_DEPTH);
     const char *seg = getenv("TOPOCOLL_SEGMENT_SIZE"), *fan = getenv("TOPOCOLL_FANOUT");
     const char *clusters = getenv("TOPOCOLL_CLUSTERS");
-    g.segment_size = env_size("TOPOCOLL_SEGMENT_SIZE", seg, TOPOCOLL_DEFAULT_SEGMENT_SIZE, 1, "16384 or 16K");
+    g.segment_size = env_size("TOPOCOLL_SEGMENT_SIZE", seg, TC_DEFAULT_SEGMENT_SIZE, 1, "16384 or 16K");
     g.fanout = env_whole("TOPOCOLL_FANOUT", fan, TC_DEFAULT_FANOUT);
     const char *pace = getenv("TOPOCOLL_PACE"), *bw = getenv("TOPOCOLL_BANDWIDTH");
     const char *lead = getenv("TOPOCOLL_PACE_LEAD"), *piece = getenv("TOPOCOLL_PIECE_SIZE");

@@ -71,9 +71,6 @@ static void say_once(int op, MPI_Comm comm, const char *why)
     if (me == 0) fprintf(stderr, "topocoll: %s: native: %s\n", op_name[op], why);
 }
 
-/* Model-free defaults: the paper's (flat at the top, binomial below). */
-#define DEFAULT_BANDWIDTH 1e8
-#define DEFAULT_LATENCY 50e-6
 
 void tcp_coll_config(void)
 {
@@ -171,7 +168,7 @@ static void model_levels(coll_plan *p, const char *const *names)
         const char *ma = strrchr(names[a], '/'), *mb = strrchr(names[b], '/');
         int ra = tcp_machine_rank(ma ? ma + 1 : names[a]), rb = tcp_machine_rank(mb ? mb + 1 : names[b]);
         if (ra < 0 || rb < 0) { p->modelled = 0; break; }
-        tc_topology_path_cost(t, ra, rb, DEFAULT_BANDWIDTH, DEFAULT_LATENCY, &p->lat[l], &p->bw[l]);
+        tc_topology_path_cost(t, ra, rb, TC_DEFAULT_BANDWIDTH, TC_DEFAULT_LATENCY, &p->lat[l], &p->bw[l]);
     }
 }
 

@@ -57,7 +57,7 @@ tc_status tc_a2a_local_group(const tc_topology *topo, const tc_plan_options *opt
             if (opt->clusters[r] < 0) TC_FAIL_GOTO(rc, out, TC_ERR_ARG, "local-group: rank %d has cluster %d", r, opt->clusters[r]);
             ids[r] = opt->clusters[r];
         }
-    } else if (tc_topology_clusters(topo, 1e8, ids) < 0)
+    } else if (tc_topology_clusters(topo, TC_DEFAULT_BANDWIDTH, ids) < 0)
         TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "local-group: out of memory");
     /* clusters renumbered 0..K-1 in rank order, members in rank order */
     for (int r = 0; r < p; r++) {

@@ -171,6 +171,17 @@ double tc_limit(const char *name)
     return -1;
 }
 
+double tc_default(const char *name)
+{
+    static const struct { const char *name; double value; } defaults[] = {
+        {"fanout", TC_DEFAULT_FANOUT}, {"bandwidth", TC_DEFAULT_BANDWIDTH}, {"latency", TC_DEFAULT_LATENCY},
+        {"segment_size", TC_DEFAULT_SEGMENT_SIZE},
+    };
+    for (size_t i = 0; name && i < sizeof defaults / sizeof defaults[0]; i++)
+        if (!strcmp(defaults[i].name, name)) return defaults[i].value;
+    return -1;
+}
+
 /* Shortest text that reads back as v: the largest unit giving a value >= 1,
  * with as few significant digits (10 to 17) as the round trip needs. */
 static void format_scaled(double v, const double *scales, const char *const *units, const int *shifts, int n,

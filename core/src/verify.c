@@ -247,7 +247,7 @@ static tc_status check_bottleneck(const tc_schedule *s, const tc_topology *topo,
     for (int l = 0; l < L; l++) {
         double bw;
         tc_topology_link(topo, l, NULL, NULL, &bw, NULL);
-        double x = (double)tc_topology_link_load(topo, l) / (bw > 0 ? bw : 1e8);
+        double x = (double)tc_topology_link_load(topo, l) / (bw > 0 ? bw : TC_DEFAULT_BANDWIDTH);
         if (x > worst) worst = x;
     }
     rep->bottleneck_once = 1;
@@ -256,7 +256,7 @@ static tc_status check_bottleneck(const tc_schedule *s, const tc_topology *topo,
         int child, parent;
         tc_topology_link(topo, l, &child, &parent, &bw, NULL);
         double load = (double)tc_topology_link_load(topo, l);
-        if (load / (bw > 0 ? bw : 1e8) < worst * (1 - 1e-9)) continue;
+        if (load / (bw > 0 ? bw : TC_DEFAULT_BANDWIDTH) < worst * (1 - 1e-9)) continue;
         for (int dir = 0; dir < 2; dir++)
             if (traffic[2 * l + dir] > load + 1e-6 || traffic[2 * l + dir] < load - 1e-6) {
                 if (rep->bottleneck_once)

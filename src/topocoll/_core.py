@@ -125,6 +125,7 @@ _PROTOS = {
     "tc_parse_rate": (I, [S, D, ctypes.POINTER(D)]),
     "tc_parse_time": (I, [S, D, ctypes.POINTER(D)]),
     "tc_limit": (D, [S]),
+    "tc_default": (D, [S]),
     "tc_parse_size": (I, [S, ctypes.POINTER(ctypes.c_longlong)]),
     "tc_format_rate": (None, [D, ctypes.c_char_p, ctypes.c_size_t]),
     "tc_format_time": (None, [D, ctypes.c_char_p, ctypes.c_size_t]),
@@ -261,6 +262,15 @@ def limit(name: str) -> float:
     ``file_bytes``, ``nesting``, ``min_rate``, ``max_rate``, ``max_time``,
     ``bare_rate_unit``."""
     v = lib().tc_limit(name.encode("utf-8", "surrogateescape"))
+    if v < 0:
+        raise KeyError(name)
+    return v
+
+
+def default(name: str) -> float:
+    """One of the core's defaults (topocoll.h): ``fanout``, ``bandwidth``
+    (bit/s), ``latency`` (s), ``segment_size`` (bytes)."""
+    v = lib().tc_default(name.encode())
     if v < 0:
         raise KeyError(name)
     return v
@@ -455,8 +465,10 @@ class Topology:
             raise TopocollError("limit", "level names longer than 4096 bytes")
         return buf.value.decode("utf-8", "backslashreplace")
 
-    def clusters(self, default_bandwidth: float = 1e8) -> list[int]:
+    def clusters(self, default_bandwidth: float | None = None) -> list[int]:
         """Cluster of each rank: the parts left when the bottleneck links are cut."""
+        if default_bandwidth is None:
+            default_bandwidth = default("bandwidth")
         m = self.num_machines
         out = (ctypes.c_int * m)()
         if lib().tc_topology_clusters(self._h, default_bandwidth, out) < 0:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import sys
 
-from ._core import Topology, TopocollError, hostlist_expand, parse_rate
+from ._core import Topology, TopocollError, default, format_rate, format_time, hostlist_expand, parse_rate
 
-DEFAULT_BANDWIDTH = "100Mbit"   # the paper's cluster (docs/interfaces.md)
-DEFAULT_LATENCY = "50us"
+# the core's defaults (topocoll.h), as option texts: "100Mbit", "50us"
+DEFAULT_BANDWIDTH = format_rate(default("bandwidth"))
+DEFAULT_LATENCY = format_time(default("latency"))
 
 
 def add_topology_argument(parser, help_extra: str = "") -> None:
@@ -54,7 +55,7 @@ def add_plan_arguments(parser) -> None:
     parser.add_argument("--segments", type=int, default=1, metavar="K",
                         help="sync-shuffle, group-shuffle: cut each block into K segments (default 1)")
     parser.add_argument("--fanout", type=int, default=0, metavar="W",
-                        help="group-shuffle: partners a round (default 4)")
+                        help=f"group-shuffle: partners a round (default {default('fanout'):.0f})")
     parser.add_argument("--clusters", metavar="LABELS",
                         help="local-group: the cluster of each rank, comma separated in rank order "
                              "(hostlists allowed); default: the parts left when the bottleneck links are cut")

@@ -373,7 +373,16 @@ enum {
 };
 #define TC_PHASE_ORDER_NAMES {"grouped", "paper", "balanced", NULL}
 const char *tc_phase_order_name(int order);   /* NULL past the last */
-#define TC_DEFAULT_FANOUT 4
+/* Defaults, one home (Python asks tc_default): */
+#define TC_DEFAULT_FANOUT 4              /* group-shuffle's partners a round (Tam & Wang's omega) */
+#define TC_DEFAULT_BANDWIDTH 1e8         /* bit/s of a link a topology gives none: the paper's cluster */
+#define TC_DEFAULT_LATENCY 50e-6         /* seconds, likewise */
+/* Sync-shuffle and group-shuffle segment size (bytes): the best of 4K..128K
+ * for sync-shuffle on the emulated 8-machine switch at 64-256 KB blocks
+ * (docs/results/2026-11-22-algorithms.md). */
+#define TC_DEFAULT_SEGMENT_SIZE 16384
+/* "fanout", "bandwidth", "latency", "segment_size"; -1 for an unknown name. */
+double tc_default(const char *name);
 unsigned tc_algorithm_params(int index);
 int tc_algorithm_count(void);
 const char *tc_algorithm_name(int index);

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .._core import TopocollError, algorithms, parse_size, parse_time, phase_orders
+from .._core import TopocollError, algorithms, default, parse_size, parse_time, phase_orders
 from ..bench import harness
 from .testbed import add_network_arguments
 from ..common import DEFAULT_BANDWIDTH, DEFAULT_LATENCY, add_topology_argument, load_topology, rate
@@ -21,9 +21,10 @@ def pmpi_options() -> list:
     (flag, variable, argparse keywords)."""
     return [
         ("--segment-size", "TOPOCOLL_SEGMENT_SIZE",
-         dict(metavar="BYTES", help="sync-shuffle, group-shuffle: segment size (default 16K)")),
+         dict(metavar="BYTES", help="sync-shuffle, group-shuffle: segment size (default "
+                                    f"{harness.format_size(int(default('segment_size')))})")),
         ("--fanout", "TOPOCOLL_FANOUT",
-         dict(type=int, metavar="W", help="group-shuffle: partners a round (default 4)")),
+         dict(type=int, metavar="W", help=f"group-shuffle: partners a round (default {default('fanout'):.0f})")),
         ("--clusters", "TOPOCOLL_CLUSTERS",
          dict(metavar="LABELS", help="local-group: cluster of each rank, comma separated (default: cut the "
                                      "bottleneck links)")),
