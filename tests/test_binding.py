@@ -81,3 +81,14 @@ def test_every_prototype_matches_the_header(name):
     arities = header_arities()
     assert name in arities, f"{name} is bound but not declared in topocoll.h"
     assert len(_core._PROTOS[name][1]) == arities[name], name
+
+
+def test_python_errors_use_the_cores_status_names():
+    """One set of error kinds: every kind the Python side raises is one the
+    core names (tc_status_name)."""
+    from pathlib import Path
+    names = {_core.lib().tc_status_name(i).decode() for i in range(1, 9)}
+    raised = set()
+    for f in Path(_core.__file__).parent.rglob("*.py"):
+        raised |= set(re.findall(r'TopocollError\("([^"]+)"', f.read_text()))
+    assert raised and raised <= names, raised - names

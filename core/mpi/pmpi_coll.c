@@ -32,12 +32,13 @@ static const char *const op_name[NUM_OPS] = {"bcast", "reduce", "allreduce", "ba
 static const char *const op_env[NUM_OPS] = {"TOPOCOLL_BCAST", "TOPOCOLL_REDUCE", "TOPOCOLL_ALLREDUCE",
                                             "TOPOCOLL_BARRIER", "TOPOCOLL_GATHER", "TOPOCOLL_SCATTER"};
 #define GROUPS_LEN 1024
-#define MAX_TREES 3          /* tc_tree_algorithm_count() */
+#define MAX_TREES TC_NUM_TREE_ALGORITHMS
 #define NATIVE_ALG MAX_TREES /* index of "native" in the call counters */
 
 static struct {
     int loaded, enabled;       /* enabled: a topology or TOPOCOLL_GROUPS */
     int alg[NUM_OPS];          /* tree algorithm index, -1: auto, NATIVE_ALG: native */
+    int auto_alg;              /* what auto means: multilevel */
     int two_level_at;          /* -1: the last level */
     const char *groups;        /* TOPOCOLL_GROUPS */
     tc_tree_shape shapes[TCC_MAX_LEVELS];   /* TOPOCOLL_TREE_SHAPES, top level first */
@@ -79,6 +80,8 @@ void tcp_coll_config(void)
     c.groups = getenv("TOPOCOLL_GROUPS");
     if (c.groups && !*c.groups) c.groups = NULL;
     c.enabled = c.groups || tcp_topology();
+    for (int i = 0; i < tc_tree_algorithm_count(); i++)
+        if (!strcmp(tc_tree_algorithm_name(i), "multilevel")) c.auto_alg = i;
     for (int op = 0; op < NUM_OPS; op++) {
         const char *v = getenv(op_env[op]);
         c.alg[op] = -1;
@@ -86,8 +89,15 @@ void tcp_coll_config(void)
         if (!strcmp(v, "native")) { c.alg[op] = NATIVE_ALG; continue; }
         for (int i = 0; i < tc_tree_algorithm_count(); i++)
             if (!strcmp(v, tc_tree_algorithm_name(i))) c.alg[op] = i;
-        if (c.alg[op] < 0) tcp_fatal("%s is not a collective algorithm; valid: multilevel, two-level, binomial, "
-                                     "native, auto (%s)", op_env[op], v);
+        if (c.alg[op] < 0) {
+            char list[256] = "";
+            for (int i = 0; i < tc_tree_algorithm_count(); i++) {
+                strncat(list, tc_tree_algorithm_name(i), sizeof list - strlen(list) - 1);
+                strncat(list, ", ", sizeof list - strlen(list) - 1);
+            }
+            strncat(list, "native, auto", sizeof list - strlen(list) - 1);
+            tcp_fatal("%s is not a collective algorithm; valid: %s", op_env[op], list);
+        }
     }
     const char *shapes = getenv("TOPOCOLL_TREE_SHAPES");
     c.nshapes = 0;
@@ -255,7 +265,7 @@ static int tree_for(int op, MPI_Comm comm, int root, double bytes, int *alg, tcc
     }
     coll_plan *p = plan_of(comm);
     if (!p->ok) return 0;
-    int a = c.alg[op] >= 0 ? c.alg[op] : 2;   /* auto: multilevel */
+    int a = c.alg[op] >= 0 ? c.alg[op] : c.auto_alg;
     tc_tree **slot = &p->trees[(size_t)a * p->n + root];
     tc_tree_shape shapes[TCC_MAX_LEVELS + 1];
     int code = shapes_for(p, bytes, shapes);

@@ -26,6 +26,7 @@ static const struct { const char *name; level_use use; } tree_algorithms[] = {
     {"multilevel", USE_ALL_LEVELS},  /* Karonis et al.                            */
 };
 #define NUM_TREE_ALGORITHMS ((int)(sizeof tree_algorithms / sizeof tree_algorithms[0]))
+_Static_assert(NUM_TREE_ALGORITHMS == TC_NUM_TREE_ALGORITHMS, "topocoll.h's TC_NUM_TREE_ALGORITHMS");
 
 int tc_tree_algorithm_count(void) { return NUM_TREE_ALGORITHMS; }
 const char *tc_tree_algorithm_name(int i) { return i >= 0 && i < NUM_TREE_ALGORITHMS ? tree_algorithms[i].name : NULL; }

@@ -28,8 +28,11 @@ _FORMATS = {"auto": 0, "slurm": 1, "yaml": 2}
 
 
 class TopocollError(Exception):
-    """An error reported by libtopocoll: ``status`` names the kind, the text
-    names the culprit (and, for files, ``file:line``)."""
+    """An error: ``status`` names the kind with the core's names
+    (``tc_status_name``: "invalid argument", "i/o error", "parse error",
+    "invalid topology", "unsupported", "verification failed", "limit
+    exceeded", "out of memory"), the text names the culprit (and, for files,
+    ``file:line``)."""
 
     def __init__(self, status: str, message: str):
         super().__init__(message)
@@ -55,7 +58,7 @@ def library_path() -> Path:
         if c.is_file():
             return c.resolve()
     tried = ", ".join(str(c) for c in _candidates())
-    raise TopocollError("io", f"libtopocoll.so not found (tried {tried}); run 'make build'")
+    raise TopocollError("i/o error", f"libtopocoll.so not found (tried {tried}); run 'make build'")
 
 
 def include_path() -> Path:
@@ -64,7 +67,7 @@ def include_path() -> Path:
     for cand in (lib.parent.parent / "include", lib.parent.parent / "core" / "include"):
         if (cand / "topocoll" / "topocoll.h").is_file():
             return cand.resolve()
-    raise TopocollError("io", f"topocoll.h not found beside {lib}")
+    raise TopocollError("i/o error", f"topocoll.h not found beside {lib}")
 
 
 class _VerifyReport(ctypes.Structure):
@@ -247,12 +250,12 @@ def _to_file(path: str | os.PathLike, write) -> None:
     f = _libc.fopen(os.fsencode(path), b"wb")
     if not f:
         err = ctypes.get_errno()
-        raise TopocollError("io", f"cannot write '{path}': {os.strerror(err) if err else 'open failed'}")
+        raise TopocollError("i/o error", f"cannot write '{path}': {os.strerror(err) if err else 'open failed'}")
     try:
         rc = write(f)
     finally:
         if _libc.fclose(f) != 0:
-            raise TopocollError("io", f"cannot write '{path}'")
+            raise TopocollError("i/o error", f"cannot write '{path}'")
     _check(rc)
 
 
@@ -447,7 +450,7 @@ class Topology:
         m = self.num_machines
         counts = [ranks_per_machine] * m if isinstance(ranks_per_machine, int) else list(ranks_per_machine)
         if len(counts) != m:
-            raise TopocollError("arg", f"{len(counts)} rank counts for {m} machines")
+            raise TopocollError("invalid argument", f"{len(counts)} rank counts for {m} machines")
         arr = (ctypes.c_int * m)(*counts)
         h = ctypes.c_void_p()
         _check(lib().tc_topology_expand(self._h, arr, ctypes.byref(h)))
@@ -462,7 +465,7 @@ class Topology:
         """Machine rank's level names for the collectives, "site/machine"."""
         buf = ctypes.create_string_buffer(4096)
         if lib().tc_topology_levels(self._h, rank, buf, len(buf)) < 0:
-            raise TopocollError("limit", "level names longer than 4096 bytes")
+            raise TopocollError("limit exceeded", "level names longer than 4096 bytes")
         return buf.value.decode("utf-8", "backslashreplace")
 
     def clusters(self, default_bandwidth: float | None = None) -> list[int]:
@@ -472,7 +475,7 @@ class Topology:
         m = self.num_machines
         out = (ctypes.c_int * m)()
         if lib().tc_topology_clusters(self._h, default_bandwidth, out) < 0:
-            raise TopocollError("nomem", "out of memory")
+            raise TopocollError("out of memory", "out of memory")
         return list(out)
 
     def aapc_root(self) -> dict:
@@ -522,11 +525,11 @@ class Schedule:
         library's default, the first)."""
         orders = phase_orders()
         if phase_order is not None and phase_order not in orders:
-            raise TopocollError("arg", f"phase order '{phase_order}'; valid: {', '.join(orders)}")
+            raise TopocollError("invalid argument", f"phase order '{phase_order}'; valid: {', '.join(orders)}")
         arr = None
         if clusters is not None:
             if len(clusters) != topology.num_machines:
-                raise TopocollError("arg", f"{len(clusters)} cluster labels for {topology.num_machines} ranks")
+                raise TopocollError("invalid argument", f"{len(clusters)} cluster labels for {topology.num_machines} ranks")
             arr = (ctypes.c_int * len(clusters))(*clusters)
         opt = _PlanOptions(segments, fanout, arr, sync_depth, orders.index(phase_order) if phase_order else 0)
         h = ctypes.c_void_p()

@@ -457,6 +457,8 @@ void tc_topology_path_cost(const tc_topology *topo, int a, int b, double default
                            double default_latency, double *latency, double *bandwidth);
 int tc_tree_algorithm_count(void);
 const char *tc_tree_algorithm_name(int index);
+/* The count as a constant, for callers' tables (coll_tree.c checks it). */
+enum { TC_NUM_TREE_ALGORITHMS = 3 };
 /* Group vectors from names "site/lan/machine" (one string per rank, levels
  * separated by sep): *levels = the most components any rank has (shorter
  * vectors repeat their last name, so such a rank is a group of its own

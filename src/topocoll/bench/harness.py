@@ -80,7 +80,7 @@ def collect(algorithm: str, cmd: list[str], env: dict, repetitions: int, on_size
                 on_size(int(parts[1]))
     err = proc.stderr.read()
     if proc.wait() != 0:
-        raise TopocollError("io", f"the benchmark failed for {algorithm} (exit {proc.returncode}):\n{err[-2000:]}")
+        raise TopocollError("i/o error", f"the benchmark failed for {algorithm} (exit {proc.returncode}):\n{err[-2000:]}")
     name = algorithm.partition(":")[0]
     ran = [l for l in err.splitlines() if l.startswith(f"topocoll: {collective} ")]
     calls = [l for l in ran if l.startswith(f"topocoll: {collective} {name} calls=")]
@@ -226,7 +226,7 @@ def write_csv(result: Result, path: str) -> None:
                 w.writerow([result.backend, result.topology.name, s.algorithm, result.ranks, s.msize, s.repetition,
                             f"{s.seconds:.9f}", f"{result.peak_bps:.0f}", settings])
     except OSError as e:
-        raise TopocollError("io", f"cannot write '{path}': {e.strerror}") from None
+        raise TopocollError("i/o error", f"cannot write '{path}': {e.strerror}") from None
 
 
 def plot(result: Result, algorithms: list[str], sizes: list[int], path: str) -> None:
@@ -277,5 +277,5 @@ def plot(result: Result, algorithms: list[str], sizes: list[int], path: str) -> 
     try:
         fig.savefig(path, dpi=110)
     except OSError as e:
-        raise TopocollError("io", f"cannot write '{path}': {e.strerror}") from None
+        raise TopocollError("i/o error", f"cannot write '{path}': {e.strerror}") from None
     plt.close(fig)

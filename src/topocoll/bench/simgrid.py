@@ -56,7 +56,7 @@ def program(collective: str = "alltoall") -> Path:
                  Path(__file__).resolve().parents[3] / "build" / "smpi" / f"{collective}_bench"):
         if cand.is_file():
             return cand
-    raise TopocollError("io", "the SMPI benchmark program is not built (needs libsimgrid-dev; run 'make build')")
+    raise TopocollError("i/o error", "the SMPI benchmark program is not built (needs libsimgrid-dev; run 'make build')")
 
 
 class SimGridBackend:
@@ -67,7 +67,7 @@ class SimGridBackend:
                  sync_depth: int | None = None, counts: list[int] | None = None, env: dict | None = None,
                  collective: str = "alltoall"):
         if not shutil.which("smpirun"):
-            raise TopocollError("io", "smpirun not found (install Debian's libsimgrid-dev; 'make deps' does)")
+            raise TopocollError("i/o error", "smpirun not found (install Debian's libsimgrid-dev; 'make deps' does)")
         if model not in MODELS:
             raise TopocollError("invalid argument", f"unknown model '{model}'; valid: {', '.join(MODELS)}")
         self.topology = topology

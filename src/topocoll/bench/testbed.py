@@ -17,7 +17,7 @@ def program(collective: str = "alltoall") -> Path:
                  Path(__file__).resolve().parents[3] / "build" / f"{collective}_bench"):
         if cand.is_file():
             return cand
-    raise TopocollError("io", "the benchmark program is not built (run 'make build')")
+    raise TopocollError("i/o error", "the benchmark program is not built (run 'make build')")
 
 
 class TestbedBackend:

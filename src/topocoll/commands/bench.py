@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .._core import TopocollError, algorithms, default, parse_size, parse_time, phase_orders
+from .._core import TopocollError, algorithms, default, parse_size, parse_time, phase_orders, tree_algorithms
 from ..bench import harness
 from .testbed import add_network_arguments
 from ..common import DEFAULT_BANDWIDTH, DEFAULT_LATENCY, add_topology_argument, load_topology, rate
@@ -94,13 +94,16 @@ def setup_args(argv: list[str]):
 
 def algorithm_list(text: str, collective: str = "alltoall", levels: int = 1) -> list[str]:
     if collective != "alltoall":
-        known = ["multilevel"] + [f"two-level:{l}" for l in range(levels)] + ["binomial", "native"]
+        trees = tree_algorithms()
+        # the registry's trees, most topology-aware first; two-level once a level it can split at
+        known = [x for t in reversed(trees)
+                 for x in ([f"two-level:{l}" for l in range(levels)] if t == "two-level" else [t])] + ["native"]
         if text == "all":
             return known
         names = [t.strip() for t in text.split(",") if t.strip()]
         for n in names:
             base, _, lv = n.partition(":")
-            if base not in ("multilevel", "binomial", "two-level", "native") or (lv and base != "two-level") or \
+            if base not in trees + ["native"] or (lv and base != "two-level") or \
                     (lv and not (lv.isdigit() and int(lv) < levels)):
                 raise TopocollError("invalid argument", f"unknown {collective} algorithm '{n}'; valid: "
                                                         f"{', '.join(known)}, two-level, all")

@@ -26,6 +26,6 @@ def run(args):
     else:
         pmpi = Path(library_path()).parent / PMPI_NAMES[args.mpi]
         if not pmpi.is_file():
-            raise TopocollError("io", f"{pmpi} is not built (the PMPI library needs an MPI; run 'make build')")
+            raise TopocollError("i/o error", f"{pmpi} is not built (the PMPI library needs an MPI; run 'make build')")
         print(pmpi.resolve())
     return 0

@@ -130,7 +130,7 @@ def emulated_cluster(args, out: Path) -> None:
     topocoll(["testbed", "down"])
     try:
         if topocoll(["testbed", "up", TESTBED_TOPOLOGY]) != 0:
-            raise TopocollError("io", "the emulated cluster did not come up (the line above says why)")
+            raise TopocollError("i/o error", "the emulated cluster did not come up (the line above says why)")
         table = out / "testbed-chain-4-4-4.csv"
         bench.run(bench.setup_args([TESTBED_TOPOLOGY, "--backend", "testbed", "--algorithms", TESTBED_ALGORITHMS,
                                     "--sizes", args.testbed_sizes, "--repetitions", str(args.testbed_repetitions),

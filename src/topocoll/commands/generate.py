@@ -45,7 +45,7 @@ def executor_source() -> str:
                  Path(__file__).resolve().parents[3] / "core" / "mpi" / "tc_exec.h"):
         if cand.is_file():
             return cand.read_text()
-    raise TopocollError("io", "tc_exec.h not found; run 'make build'")
+    raise TopocollError("i/o error", "tc_exec.h not found; run 'make build'")
 
 
 def generate(topo, algorithm: str, name: str, sync_depth: int = 1, **options) -> str:
@@ -128,6 +128,6 @@ def run(args):
     try:
         Path(args.output).write_text(text)
     except OSError as e:
-        raise TopocollError("io", f"cannot write '{args.output}': {e.strerror}") from None
+        raise TopocollError("i/o error", f"cannot write '{args.output}': {e.strerror}") from None
     print(f"wrote {args.output}: {args.name}() for {topo.name} ({topo.num_machines} machines, {args.algorithm})")
     return 0

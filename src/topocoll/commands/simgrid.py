@@ -36,6 +36,6 @@ def run_platform(args):
         out.write_text(platform_xml(topo, rate(args.bandwidth), parse_time(args.latency)))
         hosts.write_text(hostfile(topo))
     except OSError as e:
-        raise TopocollError("io", f"cannot write: {e}") from None
+        raise TopocollError("i/o error", f"cannot write: {e}") from None
     print(f"wrote {out} and {hosts} ({topo.num_machines} hosts, {topo.num_switches} routers)")
     return 0

@@ -98,7 +98,7 @@ def run_convert(args):
             with open(args.output, "w") as f:
                 f.write(text)
         except OSError as e:
-            raise TopocollError("io", f"cannot write '{args.output}': {e.strerror}") from None
+            raise TopocollError("i/o error", f"cannot write '{args.output}': {e.strerror}") from None
     else:
         sys.stdout.write(text)
     return 0

@@ -59,17 +59,17 @@ def address(rank: int) -> str:
 
 def require_root() -> None:
     if os.geteuid() != 0:
-        raise TopocollError("permission", "the testbed needs root (network namespaces, veth, tc): run as root")
+        raise TopocollError("unsupported", "the testbed needs root (network namespaces, veth, tc): run as root")
     for tool in ("ip", "tc", "ethtool", "unshare"):
         if not shutil.which(tool):
-            raise TopocollError("io", f"'{tool}' not found (Debian: iproute2, ethtool, util-linux; 'make deps')")
+            raise TopocollError("i/o error", f"'{tool}' not found (Debian: iproute2, ethtool, util-linux; 'make deps')")
 
 
 def sh(*argv: str, ns: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
     cmd = (["ip", "netns", "exec", ns] if ns else []) + list(argv)
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if check and proc.returncode != 0:
-        raise TopocollError("io", f"testbed: '{' '.join(cmd)}' failed: {proc.stderr.strip()}")
+        raise TopocollError("i/o error", f"testbed: '{' '.join(cmd)}' failed: {proc.stderr.strip()}")
     return proc
 
 
