@@ -265,10 +265,11 @@ static void load_config(void)
     }
     g.min_bytes = env_size("TOPOCOLL_ALLTOALL_MIN_BYTES", min, 0, 0, "4096 or 4K");
     g.sync_depth = env_whole("TOPOCOLL_SYNC_DEPTH", depth, TOPOCOLL_DEFAULT_SYNC_DEPTH);
-    const char *seg = getenv("TOPOCOLL_SEGMENT_SIZE"), *fan = getenv("TOPOCOLL_FANOUT");
-    const char *clusters = getenv("TOPOCOLL_CLUSTERS");
-    g.segment_size = env_size("TOPOCOLL_SEGMENT_SIZE", seg, TC_DEFAULT_SEGMENT_SIZE, 1, "16384 or 16K");
-    g.fanout = env_whole("TOPOCOLL_FANOUT", fan, TC_DEFAULT_FANOUT);
+    const char *seg_var = tc_param_variable(TC_PARAM_SEGMENTS), *fan_var = tc_param_variable(TC_PARAM_FANOUT);
+    const char *clusters_var = tc_param_variable(TC_PARAM_CLUSTERS);
+    const char *seg = getenv(seg_var), *fan = getenv(fan_var), *clusters = getenv(clusters_var);
+    g.segment_size = env_size(seg_var, seg, TC_DEFAULT_SEGMENT_SIZE, 1, "16384 or 16K");
+    g.fanout = env_whole(fan_var, fan, TC_DEFAULT_FANOUT);
     const char *pace = getenv("TOPOCOLL_PACE"), *bw = getenv("TOPOCOLL_BANDWIDTH");
     const char *lead = getenv("TOPOCOLL_PACE_LEAD"), *piece = getenv("TOPOCOLL_PIECE_SIZE");
     static const char *const pace_words[] = {"off", "auto", "on", NULL};
@@ -285,7 +286,7 @@ static void load_config(void)
     static const char *const order_words[] = TC_PHASE_ORDER_NAMES;
     g.phase_order = env_word("TOPOCOLL_PHASE_ORDER", getenv("TOPOCOLL_PHASE_ORDER"), order_words, TC_PHASE_ORDER_GROUPED);
     if (clusters && *clusters)
-        per_rank("TOPOCOLL_CLUSTERS", clusters, "clusters", &g.clusters, &g.clusters_count);
+        per_rank(clusters_var, clusters, "clusters", &g.clusters, &g.clusters_count);
     if (map && *map) per_rank("TOPOCOLL_RANK_MAP", map, "machines", &g.rank_map, &g.rank_map_count);
     g.enabled = 1;
 }

@@ -100,3 +100,25 @@ tc_status tc_alltoall_plan_for_execution(const char *name, const tc_topology *to
     tc_plan_options o = {1, TC_DEFAULT_FANOUT, NULL, sync_depth, TC_PHASE_ORDER_GROUPED};
     return tc_alltoall_plan_with_options(name, topo, &o, 1, sched);
 }
+
+/* The parameters' names, one home: the PMPI library reads these variables,
+ * the CLI's options and the bench's are named after them. */
+static const struct { unsigned flag; const char *name, *variable; } params[] = {
+    {TC_PARAM_SEGMENTS, "segment_size", "TOPOCOLL_SEGMENT_SIZE"},
+    {TC_PARAM_FANOUT, "fanout", "TOPOCOLL_FANOUT"},
+    {TC_PARAM_CLUSTERS, "clusters", "TOPOCOLL_CLUSTERS"},
+};
+
+const char *tc_param_variable(unsigned param)
+{
+    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++)
+        if (params[i].flag == param) return params[i].variable;
+    return NULL;
+}
+
+const char *tc_param_name(unsigned param)
+{
+    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++)
+        if (params[i].flag == param) return params[i].name;
+    return NULL;
+}

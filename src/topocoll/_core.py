@@ -165,6 +165,8 @@ _PROTOS = {
     "tc_algorithm_properties": (ctypes.c_uint, [I]),
     "tc_algorithm_runs_with_syncs": (I, [I]),
     "tc_algorithm_params": (ctypes.c_uint, [I]),
+    "tc_param_variable": (S, [ctypes.c_uint]),
+    "tc_param_name": (S, [ctypes.c_uint]),
     "tc_alltoall_plan_with_options": (I, [S, P, ctypes.POINTER(_PlanOptions), I, ctypes.POINTER(P)]),
     "tc_topology_expand": (I, [P, P, ctypes.POINTER(P)]),
     "tc_topology_machine_host": (I, [P, I]),
@@ -203,11 +205,14 @@ _PROTOS = {
 PROP_CONTENTION_FREE, PROP_OPTIMAL, PROP_TOPOLOGY_AWARE, PROP_SINGLE_PORT = 1, 2, 4, 8
 PROP_HOST_SINGLE_PORT, PROP_BOTTLENECK_ONCE = 16, 32
 PARAM_SEGMENTS, PARAM_FANOUT, PARAM_CLUSTERS = 1, 2, 4
-#: the parameters an algorithm may read, by registry flag: option name, the
-#: PMPI library's environment variable
-PARAMETERS = {PARAM_SEGMENTS: ("segment_size", "TOPOCOLL_SEGMENT_SIZE"),
-              PARAM_FANOUT: ("fanout", "TOPOCOLL_FANOUT"),
-              PARAM_CLUSTERS: ("clusters", "TOPOCOLL_CLUSTERS")}
+
+
+def parameters() -> dict[int, tuple[str, str]]:
+    """The parameters an algorithm may read, by registry flag: option name
+    and the PMPI library's environment variable (the core's table)."""
+    L = lib()
+    return {f: (L.tc_param_name(f).decode(), L.tc_param_variable(f).decode())
+            for f in (PARAM_SEGMENTS, PARAM_FANOUT, PARAM_CLUSTERS)}
 OP_INTS = 6   # src, dst, first_block, num_blocks, part, parts (tc_op)
 
 
@@ -693,7 +698,7 @@ def algorithms() -> list[dict]:
             "single_port": bool(props & PROP_SINGLE_PORT),
             "host_single_port": bool(props & PROP_HOST_SINGLE_PORT),
             "bottleneck_once": bool(props & PROP_BOTTLENECK_ONCE),
-            "parameters": [PARAMETERS[f][0] for f in PARAMETERS if params & f],
+            "parameters": [name for f, (name, _) in parameters().items() if params & f],
             "runs_with_syncs": bool(L.tc_algorithm_runs_with_syncs(i)),
         })
     return out

@@ -353,6 +353,10 @@ enum {
     TC_PARAM_FANOUT = 1u << 1,    /* tc_plan_options.fanout    (TOPOCOLL_FANOUT)       */
     TC_PARAM_CLUSTERS = 1u << 2   /* tc_plan_options.clusters  (TOPOCOLL_CLUSTERS)     */
 };
+/* The PMPI library's variable and the option name of a parameter flag
+ * ("TOPOCOLL_SEGMENT_SIZE", "segment_size"); NULL for an unknown flag. */
+const char *tc_param_variable(unsigned param);
+const char *tc_param_name(unsigned param);
 typedef struct tc_plan_options {
     int segments;           /* pieces each block is cut into; <= 1: whole blocks   */
     int fanout;             /* group-shuffle: partners a round (omega); 0: default */

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
-from .._core import TopocollError, algorithms, default, parse_size, parse_time, phase_orders, tree_algorithms
+from .._core import (PARAM_CLUSTERS, PARAM_FANOUT, PARAM_SEGMENTS, TopocollError, algorithms, default, parameters,
+                     parse_size, parse_time, phase_orders, tree_algorithms)
 from ..bench import harness
 from .testbed import add_network_arguments
 from ..common import DEFAULT_BANDWIDTH, DEFAULT_LATENCY, add_topology_argument, load_topology, rate
@@ -20,12 +21,12 @@ def pmpi_options() -> list:
     """Options that only set a variable of the PMPI library for the ranks:
     (flag, variable, argparse keywords)."""
     return [
-        ("--segment-size", "TOPOCOLL_SEGMENT_SIZE",
+        ("--segment-size", parameters()[PARAM_SEGMENTS][1],
          dict(metavar="BYTES", help="sync-shuffle, group-shuffle: segment size (default "
                                     f"{harness.format_size(int(default('segment_size')))})")),
-        ("--fanout", "TOPOCOLL_FANOUT",
+        ("--fanout", parameters()[PARAM_FANOUT][1],
          dict(type=int, metavar="W", help=f"group-shuffle: partners a round (default {default('fanout'):.0f})")),
-        ("--clusters", "TOPOCOLL_CLUSTERS",
+        ("--clusters", parameters()[PARAM_CLUSTERS][1],
          dict(metavar="LABELS", help="local-group: cluster of each rank, comma separated (default: cut the "
                                      "bottleneck links)")),
         ("--pace", "TOPOCOLL_PACE",
