@@ -122,3 +122,32 @@ const char *tc_param_name(unsigned param)
         if (params[i].flag == param) return params[i].name;
     return NULL;
 }
+
+int tc_algorithm_broken_promises(int index, const tc_verify_report *r, unsigned waive, char *buf, size_t len)
+{
+    unsigned props = (index >= 0 && index < NUM_ALGORITHMS ? algorithms[index].props : 0) & ~waive;
+    const struct { int broken; const char *what; } checks[] = {
+        {!r->complete, "incomplete"},
+        {props & TC_PROP_CONTENTION_FREE && !r->contention_free, "contention"},
+        {props & TC_PROP_SINGLE_PORT && !r->single_port, "a rank sends or receives twice in one step"},
+        {props & TC_PROP_HOST_SINGLE_PORT && !r->host_single_port,
+         "a machine's link carries two messages one way in one step"},
+        {props & TC_PROP_BOTTLENECK_ONCE && !r->bottleneck_once, "a bottleneck link carries more than its load"},
+        {props & TC_PROP_OPTIMAL && !r->optimal, "not optimal"},
+    };
+    int n = 0;
+    if (len) buf[0] = '\0';
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+        if (!checks[i].broken) continue;
+        if (len) {
+            size_t used = strlen(buf);
+            if (checks[i].what[0] == 'n' && !strcmp(checks[i].what, "not optimal"))
+                snprintf(buf + used, len - used, "%s%d phases for load %lld", n ? "; " : "", r->num_steps,
+                         (long long)r->load);
+            else
+                snprintf(buf + used, len - used, "%s%s", n ? "; " : "", checks[i].what);
+        }
+        n++;
+    }
+    return n;
+}

@@ -166,6 +166,9 @@ _PROTOS = {
     "tc_algorithm_runs_with_syncs": (I, [I]),
     "tc_algorithm_params": (ctypes.c_uint, [I]),
     "tc_param_variable": (S, [ctypes.c_uint]),
+    "tc_algorithm_broken_promises": (I, [I, ctypes.POINTER(_VerifyReport), ctypes.c_uint, ctypes.c_char_p,
+                                         ctypes.c_size_t]),
+    "tc_algorithm_find": (I, [S]),
     "tc_param_name": (S, [ctypes.c_uint]),
     "tc_alltoall_plan_with_options": (I, [S, P, ctypes.POINTER(_PlanOptions), I, ctypes.POINTER(P)]),
     "tc_topology_expand": (I, [P, P, ctypes.POINTER(P)]),
@@ -615,11 +618,19 @@ class Schedule:
             out[t[i]].append((t[i + 1], t[i + 2]))
         return out
 
-    def verify(self, topology: Topology) -> dict:
-        """The verifier's report: complete, contention_free, optimal, ..."""
+    def verify(self, topology: Topology, waive: int = 0) -> dict:
+        """The verifier's report: complete, contention_free, optimal, ...;
+        ``broken``: the promises of the schedule's algorithm (registry
+        PROP_* flags, less ``waive``) that it breaks, as the core judges."""
+        L = lib()
         rep = _VerifyReport()
-        _check(lib().tc_schedule_verify(self._h, topology._h, ctypes.byref(rep)))
+        _check(L.tc_schedule_verify(self._h, topology._h, ctypes.byref(rep)))
+        why = ctypes.create_string_buffer(512)
+        L.tc_algorithm_broken_promises(L.tc_algorithm_find(L.tc_schedule_algorithm(self._h)), ctypes.byref(rep),
+                                       waive, why, 512)
+        broken = why.value.decode("utf-8", "backslashreplace")
         return {
+            "broken": broken.split("; ") if broken else [],
             "complete": bool(rep.complete),
             "contention_free": bool(rep.contention_free),
             "optimal": bool(rep.optimal),

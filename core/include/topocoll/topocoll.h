@@ -353,6 +353,13 @@ enum {
     TC_PARAM_FANOUT = 1u << 1,    /* tc_plan_options.fanout    (TOPOCOLL_FANOUT)       */
     TC_PARAM_CLUSTERS = 1u << 2   /* tc_plan_options.clusters  (TOPOCOLL_CLUSTERS)     */
 };
+/* What a verifier report breaks of algorithm `index`'s promises (its
+ * TC_PROP_* flags, less those in `waive`): the count, and in buf (len bytes)
+ * the broken promises as "incomplete; contention; ..." ("" when none).  An
+ * index < 0 (a schedule of no registered algorithm) promises completeness
+ * only. */
+int tc_algorithm_broken_promises(int index, const tc_verify_report *report, unsigned waive, char *buf,
+                                 size_t len);
 /* The PMPI library's variable and the option name of a parameter flag
  * ("TOPOCOLL_SEGMENT_SIZE", "segment_size"); NULL for an unknown flag. */
 const char *tc_param_variable(unsigned param);

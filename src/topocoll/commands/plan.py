@@ -30,28 +30,6 @@ def setup_parser(p):
     add_plan_arguments(p)
 
 
-def promised(name: str) -> dict:
-    return next(a for a in algorithms() if a["name"] == name)
-
-
-def failures(report: dict, promise: dict) -> list[str]:
-    """What the verifier found against what the algorithm promises."""
-    bad = []
-    if not report["complete"]:
-        bad.append("incomplete")
-    if promise["contention_free"] and not report["contention_free"]:
-        bad.append("contention")
-    if promise.get("single_port") and not report["single_port"]:
-        bad.append("a rank sends or receives twice in one step")
-    if promise.get("host_single_port") and not report["host_single_port"]:
-        bad.append("a machine's link carries two messages one way in one step")
-    if promise.get("bottleneck_once") and not report["bottleneck_once"]:
-        bad.append("a bottleneck link carries more than its load")
-    if promise["optimal"] and not report["optimal"]:
-        bad.append(f"{report['phases']} phases for load {report['load']}")
-    return bad
-
-
 def run(args):
     topo = plan_topology(args)
     t0 = time.perf_counter()
@@ -81,7 +59,7 @@ def run(args):
         elif not args.json:
             sys.stdout.write(sched.write_json(None, topo))
     seconds = time.perf_counter() - t0
-    bad = failures(report, promised(args.algorithm)) if report else []
+    bad = list(report["broken"]) if report else []
     if sync_stats and "ordered" in sync_stats:
         bad += sync_bad
     summary = {
