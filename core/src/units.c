@@ -66,13 +66,14 @@ static double decimal_value(const char *text, size_t n, int shift)
     return strtod(buf, NULL);
 }
 
-/* A bare unit as a decimal shift when it is a power of ten (-1000 if not). */
-static int shift_of(double unit)
+/* The number of text[0..n) in a bare unit: shifted in decimal (rounded
+ * once) when the unit is a power of ten, else multiplied. */
+static double in_unit(const char *text, size_t n, double unit)
 {
     static const double powers[] = {1e-9, 1e-6, 1e-3, 1, 1e3, 1e6, 1e9, 1e12};
     for (int i = 0; i < 8; i++)
-        if (unit == powers[i]) return 3 * i - 9;
-    return -1000;
+        if (unit == powers[i]) return decimal_value(text, n, 3 * i - 9);
+    return decimal_value(text, n, 0) * unit;
 }
 
 tc_status tc_parse_rate(const char *text, double bare_unit, double *out)
@@ -86,8 +87,7 @@ tc_status tc_parse_rate(const char *text, double bare_unit, double *out)
     double r;
     if (*end == '\0') {
         if (bare_unit <= 0) TC_FAIL(TC_ERR_PARSE, "rate '%s' needs a unit, e.g. 100Mbit or 1Gbit", text);
-        int k = shift_of(bare_unit);
-        r = k > -1000 ? decimal_value(text, n, k) : decimal_value(text, n, 0) * bare_unit;
+        r = in_unit(text, n, bare_unit);
     } else {
         int k = si_prefix(*end);
         const char *unit = k ? end + 1 : end;
@@ -120,8 +120,7 @@ tc_status tc_parse_time(const char *text, double bare_unit, double *out)
     double t;
     if (*end == '\0') {
         if (bare_unit <= 0) TC_FAIL(TC_ERR_PARSE, "time '%s' needs a unit, e.g. 50us or 1ms", text);
-        int k = shift_of(bare_unit);
-        t = k > -1000 ? decimal_value(text, n, k) : decimal_value(text, n, 0) * bare_unit;
+        t = in_unit(text, n, bare_unit);
     } else {
         int k = !strcmp(end, "s") ? 0 : !strcmp(end, "ms") ? -3 : !strcmp(end, "us") ? -6 : !strcmp(end, "ns") ? -9 : 1;
         if (k == 1) TC_FAIL(TC_ERR_PARSE, "time '%s': unknown unit '%s' (use s, ms, us or ns)", text, end);
