@@ -187,7 +187,7 @@ def test_verbose_says_every_fallback():
     assert "reduce: native: a non-commutative operation" in err
 
 
-@pytest.mark.parametrize("value, says", [("99", "from 0 (the top) to 15"), ("x", "TOPOCOLL_TWO_LEVEL_AT=x"),
+@pytest.mark.parametrize("value, says", [("99", "TOPOCOLL_TWO_LEVEL_AT=99: expected a whole number from 0 to 15"), ("x", "TOPOCOLL_TWO_LEVEL_AT=x"),
                                          ("5", "TOPOCOLL_TWO_LEVEL_AT=5: the communicator's levels are 0 (the top) to 1")])
 def test_two_level_at_out_of_range_stops_the_job(value, says):
     env = {"LD_PRELOAD": str(pmpi_lib("openmpi")), "TOPOCOLL_TOPOLOGY": "chain:2,2",

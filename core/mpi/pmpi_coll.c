@@ -27,26 +27,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OP_BCAST, OP_REDUCE, OP_ALLREDUCE, OP_BARRIER, OP_GATHER, OP_SCATTER, NUM_OPS };
-static const char *const op_name[NUM_OPS] = {"bcast", "reduce", "allreduce", "barrier", "gather", "scatter"};
-static const char *const op_env[NUM_OPS] = {"TOPOCOLL_BCAST", "TOPOCOLL_REDUCE", "TOPOCOLL_ALLREDUCE",
-                                            "TOPOCOLL_BARRIER", "TOPOCOLL_GATHER", "TOPOCOLL_SCATTER"};
+enum { OP_BCAST = PMPI_BCAST, OP_REDUCE = PMPI_REDUCE, OP_ALLREDUCE = PMPI_ALLREDUCE, OP_BARRIER = PMPI_BARRIER,
+       OP_GATHER = PMPI_GATHER, OP_SCATTER = PMPI_SCATTER, NUM_OPS = PMPI_COLL_OPS };
+#define op_name pmpi_coll_op_name
 #define GROUPS_LEN 1024
 #define MAX_TREES TC_NUM_TREE_ALGORITHMS
-#define NATIVE_ALG MAX_TREES /* index of "native" in the call counters */
+#define NATIVE_ALG PMPI_NATIVE_TREE /* index of "native" in the call counters */
+_Static_assert(TCC_MAX_LEVELS == PMPI_MAX_LEVELS, "tc_coll.h and pmpi_shared.h agree on the levels");
 
 static struct {
-    int loaded, enabled;       /* enabled: a topology or TOPOCOLL_GROUPS */
-    int alg[NUM_OPS];          /* tree algorithm index, -1: auto, NATIVE_ALG: native */
-    int auto_alg;              /* what auto means: multilevel */
-    int two_level_at;          /* -1: the last level */
-    const char *groups;        /* TOPOCOLL_GROUPS */
-    tc_tree_shape shapes[TCC_MAX_LEVELS];   /* TOPOCOLL_TREE_SHAPES, top level first */
-    int nshapes;
     int keyval;
     long long calls[NUM_OPS][MAX_TREES + 1];
     long long sent[NUM_OPS][MAX_TREES][TCC_MAX_LEVELS];
 } c = {.keyval = MPI_KEYVAL_INVALID};
+
+/* A topology or TOPOCOLL_GROUPS says where the ranks are. */
+static int enabled(void) { return pmpi_cfg.groups || pmpi_cfg.topo; }
 
 typedef struct coll_plan {
     int ok, n, levels;
@@ -66,75 +62,22 @@ static void say_once(int op, MPI_Comm comm, const char *why)
 {
     static int said[NUM_OPS];
     int me = 0;
-    if (!tcp_verbose() || said[op]) return;
+    if (!pmpi_cfg.verbose || said[op]) return;
     said[op] = 1;
     PMPI_Comm_rank(comm, &me);
     if (me == 0) fprintf(stderr, "topocoll: %s: native: %s\n", op_name[op], why);
 }
 
 
-void tcp_coll_config(void)
-{
-    if (c.loaded) return;
-    c.loaded = 1;
-    c.groups = getenv("TOPOCOLL_GROUPS");
-    if (c.groups && !*c.groups) c.groups = NULL;
-    c.enabled = c.groups || tcp_topology();
-    for (int i = 0; i < tc_tree_algorithm_count(); i++)
-        if (!strcmp(tc_tree_algorithm_name(i), "multilevel")) c.auto_alg = i;
-    for (int op = 0; op < NUM_OPS; op++) {
-        const char *v = getenv(op_env[op]);
-        c.alg[op] = -1;
-        if (!v || !*v || !strcmp(v, "auto")) continue;
-        if (!strcmp(v, "native")) { c.alg[op] = NATIVE_ALG; continue; }
-        for (int i = 0; i < tc_tree_algorithm_count(); i++)
-            if (!strcmp(v, tc_tree_algorithm_name(i))) c.alg[op] = i;
-        if (c.alg[op] < 0) {
-            char list[256] = "";
-            for (int i = 0; i < tc_tree_algorithm_count(); i++) {
-                strncat(list, tc_tree_algorithm_name(i), sizeof list - strlen(list) - 1);
-                strncat(list, ", ", sizeof list - strlen(list) - 1);
-            }
-            strncat(list, "native, auto", sizeof list - strlen(list) - 1);
-            tcp_fatal("%s is not a collective algorithm; valid: %s", op_env[op], list);
-        }
-    }
-    const char *shapes = getenv("TOPOCOLL_TREE_SHAPES");
-    c.nshapes = 0;
-    for (const char *q = shapes; q && *q && c.nshapes < TCC_MAX_LEVELS;) {
-        size_t len = strcspn(q, ",");
-        tc_tree_shape sh = !strncmp(q, "flat", len) && len == 4        ? TC_SHAPE_FLAT
-                           : !strncmp(q, "binomial", len) && len == 8  ? TC_SHAPE_BINOMIAL
-                           : !strncmp(q, "auto", len) && len == 4      ? TC_SHAPE_DEFAULT
-                                                                      : (tc_tree_shape)-1;
-        if ((int)sh < 0) tcp_fatal("TOPOCOLL_TREE_SHAPES=%s: expected flat, binomial or auto per level, top first%s",
-                                   shapes, "");
-        c.shapes[c.nshapes++] = sh;
-        q += len + (q[len] == ',');
-    }
-    const char *at = getenv("TOPOCOLL_TWO_LEVEL_AT");
-    c.two_level_at = -1;
-    if (at && *at) {
-        char *end;
-        long v = strtol(at, &end, 10);
-        if (end == at || *end || v < 0 || v >= TCC_MAX_LEVELS) {
-            char most[16];
-            snprintf(most, sizeof most, "%d", TCC_MAX_LEVELS - 1);
-            tcp_fatal("TOPOCOLL_TWO_LEVEL_AT=%s: expected a level number from 0 (the top) to %s", at, most);
-        }
-        c.two_level_at = (int)v;
-    }
-}
-
 /* This process's level names, "a/b/machine"; "" when unknown. */
 static void my_levels(char *out)
 {
     out[0] = '\0';
-    if (c.groups) { snprintf(out, GROUPS_LEN, "%s", c.groups); return; }
-    const tc_topology *t = tcp_topology();
-    char name[TCP_NAME_LEN];
-    tcp_my_machine(name);
-    int rank = tcp_machine_rank(name);
+    if (pmpi_cfg.groups) { snprintf(out, GROUPS_LEN, "%s", pmpi_cfg.groups); return; }
+    const tc_topology *t = pmpi_cfg.topo;
+    char name[PMPI_NAME_LEN];
+    pmpi_my_machine(name);
+    int rank = pmpi_machine_rank(name);
     if (!t) return;
     /* '?' (no name holds one) marks a machine missing from the topology */
     if (rank < 0 || tc_topology_levels(t, rank, out, GROUPS_LEN) < 0) snprintf(out, GROUPS_LEN, "?%s", name);
@@ -159,7 +102,7 @@ static int delete_plan(MPI_Comm comm, int keyval, void *attr, void *extra)
  * most groups of the level under one group above. */
 static void model_levels(coll_plan *p, const char *const *names)
 {
-    const tc_topology *t = tcp_topology();
+    const tc_topology *t = pmpi_cfg.topo;
     int L = p->levels;
     p->modelled = t != NULL;
     for (int l = 0; l < L && p->modelled; l++) {
@@ -176,7 +119,7 @@ static void model_levels(coll_plan *p, const char *const *names)
         }
         if (a < 0) { p->lat[l] = 0; p->bw[l] = 0; continue; }   /* one group: nothing to send */
         const char *ma = strrchr(names[a], '/'), *mb = strrchr(names[b], '/');
-        int ra = tcp_machine_rank(ma ? ma + 1 : names[a]), rb = tcp_machine_rank(mb ? mb + 1 : names[b]);
+        int ra = pmpi_machine_rank(ma ? ma + 1 : names[a]), rb = pmpi_machine_rank(mb ? mb + 1 : names[b]);
         if (ra < 0 || rb < 0) { p->modelled = 0; break; }
         tc_topology_path_cost(t, ra, rb, TC_DEFAULT_BANDWIDTH, TC_DEFAULT_LATENCY, &p->lat[l], &p->bw[l]);
     }
@@ -189,7 +132,7 @@ static int shapes_for(const coll_plan *p, double bytes, tc_tree_shape *shapes)
 {
     int code = 0;
     for (int l = 0; l <= p->levels; l++) {
-        shapes[l] = l < c.nshapes ? c.shapes[l] : TC_SHAPE_DEFAULT;
+        shapes[l] = l < pmpi_cfg.nshapes ? pmpi_cfg.shapes[l] : TC_SHAPE_DEFAULT;
         if (shapes[l] == TC_SHAPE_DEFAULT && p->modelled && bytes >= 0 && l < p->levels)
             shapes[l] = tc_tree_choose_shape(p->kmax[l], p->lat[l], p->bw[l], bytes);
         code |= (int)shapes[l] << (2 * l);
@@ -223,17 +166,17 @@ static coll_plan *plan_of(MPI_Comm comm)
         p->tree_shapes = (int *)calloc((size_t)MAX_TREES * p->n, sizeof(int));
         p->ok = p->trees && p->tree_shapes && p->levels < TCC_MAX_LEVELS &&
                 PMPI_Comm_dup(comm, &p->comm) == MPI_SUCCESS;
-        if (p->ok && !c.groups) model_levels(p, names);
+        if (p->ok && !pmpi_cfg.groups) model_levels(p, names);
     }
     int me;
     PMPI_Comm_rank(comm, &me);
-    if (p->ok && c.two_level_at >= p->levels) {
+    if (p->ok && pmpi_cfg.two_level_at >= p->levels) {
         char a[64], b[32];
-        snprintf(a, sizeof a, "TOPOCOLL_TWO_LEVEL_AT=%d", c.two_level_at);
+        snprintf(a, sizeof a, "TOPOCOLL_TWO_LEVEL_AT=%d", pmpi_cfg.two_level_at);
         snprintf(b, sizeof b, "%d", p->levels - 1);
-        tcp_fatal("%s: the communicator's levels are 0 (the top) to %s", a, b);
+        pmpi_fatal("%s: the communicator's levels are 0 (the top) to %s", a, b);
     }
-    if (tcp_verbose() && me == 0) {
+    if (pmpi_cfg.verbose && me == 0) {
         fprintf(stderr, "topocoll: collectives on a communicator of %d ranks: ", p->n);
         if (p->ok)
             fprintf(stderr, "topology-aware trees (%d levels; rank 0: %s)\n", p->levels, names[0]);
@@ -256,8 +199,8 @@ static int tree_for(int op, MPI_Comm comm, int root, double bytes, int *alg, tcc
 {
     int inter = 0;
     *alg = NATIVE_ALG;
-    tcp_load_config();
-    if (!c.enabled || comm == MPI_COMM_NULL || c.alg[op] == NATIVE_ALG) return 0;
+    pmpi_config_load();
+    if (!enabled() || comm == MPI_COMM_NULL || pmpi_cfg.coll_alg[op] == NATIVE_ALG) return 0;
     PMPI_Comm_test_inter(comm, &inter);
     if (inter) {
         say_once(op, comm, "an intercommunicator");
@@ -265,7 +208,7 @@ static int tree_for(int op, MPI_Comm comm, int root, double bytes, int *alg, tcc
     }
     coll_plan *p = plan_of(comm);
     if (!p->ok) return 0;
-    int a = c.alg[op] >= 0 ? c.alg[op] : c.auto_alg;
+    int a = pmpi_cfg.coll_alg[op] >= 0 ? pmpi_cfg.coll_alg[op] : pmpi_cfg.auto_tree;
     tc_tree **slot = &p->trees[(size_t)a * p->n + root];
     tc_tree_shape shapes[TCC_MAX_LEVELS + 1];
     int code = shapes_for(p, bytes, shapes);
@@ -274,9 +217,9 @@ static int tree_for(int op, MPI_Comm comm, int root, double bytes, int *alg, tcc
         *slot = NULL;
     }
     if (!*slot) {
-        int at = c.two_level_at < 0 || c.two_level_at >= p->levels ? p->levels - 1 : c.two_level_at;
+        int at = pmpi_cfg.two_level_at < 0 || pmpi_cfg.two_level_at >= p->levels ? p->levels - 1 : pmpi_cfg.two_level_at;
         if (tc_tree_build(tc_tree_algorithm_name(a), p->n, p->levels, p->groups, root, shapes, at, slot) != TC_OK)
-            tcp_fatal("%s tree: %s", tc_tree_algorithm_name(a), tc_error_message());
+            pmpi_fatal("%s tree: %s", tc_tree_algorithm_name(a), tc_error_message());
         p->tree_shapes[(size_t)a * p->n + root] = code;
     }
     *alg = a;
@@ -375,16 +318,16 @@ int MPI_Scatter(const void *sendbuf, int scount, MPI_Datatype stype, void *recvb
     return rooted_blocks(OP_SCATTER, sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm);
 }
 
-void tcp_coll_finalize(void)
+void pmpi_coll_finalize(void)
 {
-    tcp_delete_cached(c.keyval);
+    pmpi_delete_cached(c.keyval);
     if (c.keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&c.keyval);
-    if (!tcp_stats() || !c.enabled) return;
+    if (!pmpi_cfg.stats || !enabled()) return;
     /* calls: counted by each communicator's rank 0, summed here like the messages */
     long long sent[NUM_OPS][MAX_TREES][TCC_MAX_LEVELS], calls[NUM_OPS][MAX_TREES + 1];
     PMPI_Reduce(c.sent, sent, NUM_OPS * MAX_TREES * TCC_MAX_LEVELS, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     PMPI_Reduce(c.calls, calls, NUM_OPS * (MAX_TREES + 1), MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (tcp_world_rank() != 0) return;
+    if (pmpi_world_rank() != 0) return;
     for (int op = 0; op < NUM_OPS; op++)
         for (int a = 0; a <= MAX_TREES; a++) {
             if (!calls[op][a]) continue;
