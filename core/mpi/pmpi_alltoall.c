@@ -138,7 +138,9 @@ static comm_plan *make_plan(MPI_Comm comm)
     char why[PMPI_NAME_LEN * 2 + 128];
     int shared = pmpi_comm_machines(comm, &ranks, &world, why, sizeof why);
     const char *reason = shared < 0 ? why : NULL;
-    int want = !strcmp(pmpi_cfg.algorithm, "auto") ? tc_algorithm_find("faraj-yuan") : tc_algorithm_find(pmpi_cfg.algorithm);
+    const char *rule = NULL;
+    int is_auto = !strcmp(pmpi_cfg.algorithm, "auto");
+    int want = is_auto ? tc_alltoall_auto(-1, &rule) : tc_algorithm_find(pmpi_cfg.algorithm);
     if (want >= 0 && (long long)size * (size - 1) > TC_MAX_PLAN_MESSAGES) {
         char most[32];
         snprintf(most, sizeof most, "%lld", (long long)TC_MAX_PLAN_MESSAGES);
@@ -161,7 +163,10 @@ static comm_plan *make_plan(MPI_Comm comm)
     if (cp->topo) {
         int aware = tc_algorithm_properties(want) & TC_PROP_TOPOLOGY_AWARE || tc_algorithm_params(want) & TC_PARAM_CLUSTERS;
         cp->algorithm = want;
-        say(comm, "%s%s", tc_algorithm_name(want),
+        char chosen[160];
+        snprintf(chosen, sizeof chosen, "%s%s%s%s", tc_algorithm_name(want), is_auto ? " (auto: " : "",
+                 is_auto ? rule : "", is_auto ? ")" : "");
+        say(comm, "%s%s", chosen,
             !aware ? "" : shared ? " (several ranks per machine: machines as switches)" : " (one rank per machine)", size);
     }
     free(ranks);

@@ -137,6 +137,12 @@ static void test_registry(void)
     CHECK(tc_alltoall_plan("no-such", t, &s) == TC_ERR_ARG && strstr(tc_error_message(), "faraj-yuan"),
           "unknown name message: %s", tc_error_message());
     CHECK(tc_algorithm_find("faraj-yuan") >= 0, "registry lookup");
+    /* auto is data: a registered algorithm for every size, with its reason */
+    const char *why = NULL;
+    for (long long block = -1; block <= 1 << 20; block = block < 1 ? block + 1 : block * 8) {
+        int a = tc_alltoall_auto(block, &why);
+        CHECK(a >= 0 && a < tc_algorithm_count() && why && *why, "auto at %lld bytes: %d", block, a);
+    }
     tc_topology_destroy(t);
 }
 
