@@ -7,7 +7,6 @@
  * machine is planned as a small switch holding them, and `auto` picks
  * faraj-yuan on that tree.  The executor (tc_exec.h) runs the plan.
  */
-#define TCX(fn) PMPI_##fn
 #include "tc_exec.h"
 #include "pmpi_shared.h"
 
@@ -28,7 +27,8 @@
  * message room instead of an overlap with the next. */
 #define TCP_GOODPUT 0.92
 
-_Static_assert(sizeof(tc_op) == TCX_OP_INTS * sizeof(int), "the executor reads tc_op as TCX_OP_INTS ints");
+_Static_assert(sizeof(tc_op) == sizeof(tcx_op) && sizeof(tcx_op) == TCX_OP_INTS * sizeof(int),
+               "the executor reads the IR's tc_op as its tcx_op");
 
 static struct {
     int keyval;
@@ -163,11 +163,11 @@ static comm_plan *make_plan(MPI_Comm comm)
     if (cp->topo) {
         int aware = tc_algorithm_properties(want) & TC_PROP_TOPOLOGY_AWARE || tc_algorithm_params(want) & TC_PARAM_CLUSTERS;
         cp->algorithm = want;
-        char chosen[160];
-        snprintf(chosen, sizeof chosen, "%s%s%s%s", tc_algorithm_name(want), is_auto ? " (auto: " : "",
-                 is_auto ? rule : "", is_auto ? ")" : "");
-        say(comm, "%s%s", chosen,
-            !aware ? "" : shared ? " (several ranks per machine: machines as switches)" : " (one rank per machine)", size);
+        char chosen[160], why[160];
+        snprintf(chosen, sizeof chosen, "%s%s", tc_algorithm_name(want),
+                 !aware ? "" : shared ? " (several ranks per machine: machines as switches)" : " (one rank per machine)");
+        snprintf(why, sizeof why, "%s%s", is_auto ? "; auto: " : "", is_auto ? rule : "");
+        say(comm, "%s%s", chosen, why, size);
     }
     free(ranks);
     free(world);
@@ -215,15 +215,15 @@ static tcx_state *state_for(comm_plan *cp, MPI_Comm comm, long long block)
     if (pmpi_cfg.check) check_plan(cp, s);
     e->segments = segments;
     e->tables = (tcx_schedule){tc_schedule_algorithm(s), tc_schedule_num_ranks(s), tc_schedule_num_steps(s),
-                               (const long long *)tc_schedule_step_begins(s), (const int *)tc_schedule_ops(s),
+                               (const long long *)tc_schedule_step_begins(s), (const tcx_op *)tc_schedule_ops(s),
                                tc_schedule_blocks(s), tc_schedule_num_syncs(s), (const long long *)tc_schedule_syncs(s)};
     if (tcx_state_init(&e->state, &e->tables, comm) != MPI_SUCCESS)
         pmpi_fatal("could not set up the executor for %s%s", tc_algorithm_name(cp->algorithm), "");
-    e->state.rate_to = cp->rate_to;
-    e->state.pace_lead = pmpi_cfg.pace_lead;
+    e->state.pace.rate_to = cp->rate_to;
+    e->state.pace.lead = pmpi_cfg.pace_lead;
     e->state.nap = pmpi_cfg.nap > 0 ? nap : NULL;
     e->state.nap_max = pmpi_cfg.nap;
-    e->state.piece_bytes = (int)(pmpi_cfg.piece_size < INT_MAX ? pmpi_cfg.piece_size : INT_MAX);
+    e->state.pace.piece_bytes = (int)(pmpi_cfg.piece_size < INT_MAX ? pmpi_cfg.piece_size : INT_MAX);
     if (pmpi_cfg.trace) {
         if (!tracebuf.mem) tracebuf.mem = open_memstream(&tracebuf.text, &tracebuf.len);
         e->state.trace = trace_event;
@@ -304,9 +304,9 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     tracebuf.call++;
     tcx_state *st = state_for(cp, comm, block);
     int rc = tcx_alltoall(st, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-    a2a.paced[0] += st->paced_steps;
-    a2a.paced[1] += st->split_messages;
-    st->paced_steps = st->split_messages = 0;
+    a2a.paced[0] += st->pace.paced_steps;
+    a2a.paced[1] += st->pace.split_messages;
+    st->pace.paced_steps = st->pace.split_messages = 0;
     return rc;
 }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import __version__
-from .._core import Schedule, TopocollError, algorithms, include_path, phase_orders
+from .._core import OP_INTS, Schedule, TopocollError, algorithms, include_path, phase_orders
 from ..common import add_plan_arguments, add_topology_argument, plan_options, plan_topology
 
 description = "write a self-contained C file with an MPI_Alltoall routine planned for a topology"
@@ -29,23 +29,33 @@ def setup_parser(p):
                    help="algorithm (default %(default)s)")
 
 
-def c_array(ctype: str, name: str, values, per_line: int = 16) -> tuple[str, str]:
+def c_array(ctype: str, name: str, values, per_line: int = 16, group: int = 1) -> tuple[str, str]:
     """The declaration of a constant table and the expression naming it:
     an empty table is no array but NULL (a one-element placeholder lets an
-    optimising compiler warn about reads it cannot prove never happen)."""
-    vals = list(values)
+    optimising compiler warn about reads it cannot prove never happen).
+    With group > 1 every `group` values are one braced element (a struct)."""
+    vals = [str(v) for v in values]
     if not vals:
         return "", "NULL"
-    lines = [", ".join(str(v) for v in vals[i:i + per_line]) for i in range(0, len(vals), per_line)]
+    if group > 1:
+        vals = ["{" + ", ".join(vals[i:i + group]) + "}" for i in range(0, len(vals), group)]
+        per_line = max(1, per_line // group)
+    lines = [", ".join(vals[i:i + per_line]) for i in range(0, len(vals), per_line)]
     return f"static const {ctype} {name}[{len(vals)}] = {{\n    " + ",\n    ".join(lines) + "\n};\n", name
 
 
+#: the executor's files, in the order a generated routine holds them
+EXECUTOR_FILES = ["tc_exec.h", "tc_exec_view.c", "tc_exec_pace.c", "tc_exec.c"]
+
+
 def executor_source() -> str:
-    for cand in (include_path() / "topocoll" / "tc_exec.h",
-                 Path(__file__).resolve().parents[3] / "core" / "mpi" / "tc_exec.h"):
-        if cand.is_file():
-            return cand.read_text()
-    raise TopocollError("i/o error", "tc_exec.h not found; run 'make build'")
+    """The executor as one piece of C: its header and files (installed beside
+    topocoll.h, or in a source checkout), each function static."""
+    for folder in (include_path() / "topocoll", Path(__file__).resolve().parents[3] / "core" / "mpi"):
+        if all((folder / f).is_file() for f in EXECUTOR_FILES):
+            texts = [(folder / f).read_text().replace('#include "tc_exec.h"\n', "") for f in EXECUTOR_FILES]
+            return "#define TCX_API static\n" + "\n".join(texts)
+    raise TopocollError("i/o error", "the executor's files (tc_exec.h, ...) were not found; run 'make build'")
 
 
 def generate(topo, algorithm: str, name: str, sync_depth: int = 1, **options) -> str:
@@ -58,8 +68,8 @@ def generate(topo, algorithm: str, name: str, sync_depth: int = 1, **options) ->
     machines = topo.machines
     shown = ", ".join(machines[:8]) + (", ..." if len(machines) > 8 else "")
     n = topo.num_machines
-    tables = {key: c_array(ctype, f"{name}_{key}", t[key])
-              for key, ctype in (("step_begin", "long long"), ("ops", "int"), ("blocks", "int"), ("syncs", "long long"))}
+    tables = {key: c_array(ctype, f"{name}_{key}", t[key], group=OP_INTS if key == "ops" else 1)
+              for key, ctype in (("step_begin", "long long"), ("ops", "tcx_op"), ("blocks", "int"), ("syncs", "long long"))}
     decls = "\n".join(d for d, _ in tables.values() if d)
     ref = {key: r for key, (_, r) in tables.items()}
     return f"""/*
@@ -76,7 +86,7 @@ def generate(topo, algorithm: str, name: str, sync_depth: int = 1, **options) ->
 int {name}(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
            MPI_Datatype recvtype, MPI_Comm comm);
 
-/* ---- the executor, as in topocoll's tc_exec.h ---- */
+/* ---- topocoll's executor (tc_exec.h, tc_exec_view.c, tc_exec_pace.c, tc_exec.c), each function static ---- */
 {executor_source()}
 /* ---- the plan ---- */
 {decls}
