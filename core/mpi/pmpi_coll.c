@@ -1,7 +1,7 @@
 /*
  * libtopocoll_pmpi, part two: MPI_Bcast, MPI_Reduce, MPI_Allreduce,
  * MPI_Barrier, MPI_Gather and MPI_Scatter along multilevel topology-aware
- * trees (Karonis et al.; tc_coll.h runs them, coll_tree.c builds them).
+ * trees (Karonis et al.; tc_coll.c runs them, coll_tree.c builds them).
  *
  * Levels: TOPOCOLL_GROUPS (per process, its group names from the top level
  * down, "site/lan/machine"), else the topology file: the switches above the
@@ -19,7 +19,6 @@
  * (tc_tree_choose_shape), else the paper's (flat at the top, binomial below).
  * Non-commutative reductions go to the MPI: the tree does not keep rank order.
  */
-#define TCX(fn) PMPI_##fn
 #include "tc_coll.h"
 #include "pmpi_shared.h"
 
