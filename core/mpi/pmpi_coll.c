@@ -147,12 +147,14 @@ static coll_plan *plan_of(MPI_Comm comm)
     PMPI_Comm_get_attr(comm, c.keyval, &p, &found);
     if (found) return p;
     p = (coll_plan *)calloc(1, sizeof *p);
+    if (!p) pmpi_fatal("out of memory%s%s", "", "");
     p->comm = MPI_COMM_NULL;
     PMPI_Comm_size(comm, &p->n);
     char mine[GROUPS_LEN];
     my_levels(mine);
     char *all = (char *)malloc((size_t)p->n * GROUPS_LEN);
     const char **names = (const char **)malloc(sizeof(char *) * (size_t)p->n);
+    if (!all || !names) pmpi_fatal("out of memory gathering %s levels%s", "the ranks'", "");
     PMPI_Allgather(mine, GROUPS_LEN, MPI_CHAR, all, GROUPS_LEN, MPI_CHAR, comm);
     int unknown = -1;
     for (int r = 0; r < p->n; r++) {

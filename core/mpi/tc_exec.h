@@ -19,12 +19,8 @@
  *    all sends of the step, then signals the syncs that wait for them (the
  *    execution contract of topocoll.h).  A send completes once its data is
  *    in the sender's socket buffer, before it has all arrived, so the next
- *    message on the link starts while the last one drains.  Tried on the
- *    emulated cluster (12 machines, 128 KB, 2026-11-22): signalling from the
- *    receiver once the data has arrived took 507-525 ms against 451-457 ms
- *    for this (same load, alternated); 32 KB segments, sent eagerly with the
- *    signal one or two segments before the end, 517-571 ms against 491;
- *    both left out;
+ *    message on the link starts while the last one drains (signalling from
+ *    the receiver instead measured 12 % slower: docs/pacing.md);
  *  - forwarding schedules (blocks combined and relayed, e.g. Bruck) work on
  *    packed bytes: a step's receives and sends are posted, completed, and the
  *    received blocks stored where they go next;

@@ -27,12 +27,9 @@
  * moves (at most 8); larger schedules than ORDER_WORK keep the paper's
  * order, larger than MOVE_WORK the greedy one.
  *
- * Measured on the emulated cluster (docs/pacing.md, 2026-11-22, 3 alternating
- * rounds): 2 x 8 machines 737-740 ms against 746-757 in the paper's order at
- * 128 KB, 1479-1505 against 1504-1515 at 256 KB; but 3 x 4 machines
- * 798-805 against 789-792 at 256 KB.  So it is an option
- * (TOPOCOLL_PHASE_ORDER=balanced); the default moves messages between
- * phases instead (sender_runs.c). */
+ * An option (TOPOCOLL_PHASE_ORDER=balanced): faster than the paper's order
+ * on 2 x 8 machines, slower on 3 x 4 at 256 KB (docs/pacing.md); the default
+ * moves messages between phases instead (sender_runs.c). */
 #include "tc_internal.h"
 
 #include <stdlib.h>

@@ -40,10 +40,8 @@
  * the interchange argument needs it), and schedules beyond OCC_WORK or
  * MAX_RANKS.  Moves: MOVES_PER_OP a message, at most MAX_MOVES and
  * MOVE_WORK / messages (3-9 machines: 4-140 ms; 3 x 4 machines:
- * 0.2 s).  Not stopped early when the best stops improving: tried, a
- * quarter of the moves without a better schedule ended some seeds' searches
- * while the threshold was still high (62-104 changes instead of 23-31 on
- * the two chains). */
+ * 0.2 s).  Not stopped early when the best stops improving: that ends some
+ * searches while the threshold is still high (docs/pacing.md). */
 #include "tc_internal.h"
 
 #include <stdlib.h>
