@@ -652,11 +652,10 @@ done:
 
 tc_status tc_schedule_load_json(const char *path, const tc_topology *topo, tc_schedule **out)
 {
-    char *text;
-    size_t len;
+    char *text = NULL;
+    size_t len = 0;
     tc_status rc = tc_read_file(path, "schedule", &text, &len);
-    if (rc) return rc;
-    rc = tc_schedule_read_json(text, len, path, topo, out);
+    if (rc == TC_OK) rc = tc_schedule_read_json(text, len, path, topo, out);
     free(text);
     return rc;
 }
