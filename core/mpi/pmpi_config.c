@@ -156,18 +156,26 @@ static char *per_rank(const char *var, const char *value, const char *what)
     return names;
 }
 
+/* "a, b, c, native, auto": a registry's names (name_of(0..count-1)) and the
+ * two names every collective variable also takes. */
+static void valid_names(char *list, size_t len, int count, const char *(*name_of)(int))
+{
+    list[0] = '\0';
+    for (int i = 0; i < count; i++) {
+        strncat(list, name_of(i), len - strlen(list) - 1);
+        strncat(list, ", ", len - strlen(list) - 1);
+    }
+    strncat(list, "native, auto", len - strlen(list) - 1);
+}
+
 static void read_alltoall(void)
 {
     const char *alg = getenv("TOPOCOLL_ALLTOALL");
     snprintf(pmpi_cfg.algorithm, sizeof pmpi_cfg.algorithm, "%s", alg && *alg ? alg : "auto");
     if (strcmp(pmpi_cfg.algorithm, "auto") && strcmp(pmpi_cfg.algorithm, "native") &&
         tc_algorithm_find(pmpi_cfg.algorithm) < 0) {
-        char list[512] = "";
-        for (int i = 0; i < tc_algorithm_count(); i++) {
-            strncat(list, tc_algorithm_name(i), sizeof list - strlen(list) - 1);
-            strncat(list, ", ", sizeof list - strlen(list) - 1);
-        }
-        strncat(list, "native, auto", sizeof list - strlen(list) - 1);
+        char list[512];
+        valid_names(list, sizeof list, tc_algorithm_count(), tc_algorithm_name);
         pmpi_fatal("TOPOCOLL_ALLTOALL=%s is not an algorithm; valid: %s", pmpi_cfg.algorithm, list);
     }
 }
@@ -187,12 +195,8 @@ static void read_collectives(void)
         for (int i = 0; i < tc_tree_algorithm_count(); i++)
             if (!strcmp(v, tc_tree_algorithm_name(i))) pmpi_cfg.coll_alg[op] = i;
         if (pmpi_cfg.coll_alg[op] < 0) {
-            char list[256] = "", what[160];
-            for (int i = 0; i < tc_tree_algorithm_count(); i++) {
-                strncat(list, tc_tree_algorithm_name(i), sizeof list - strlen(list) - 1);
-                strncat(list, ", ", sizeof list - strlen(list) - 1);
-            }
-            strncat(list, "native, auto", sizeof list - strlen(list) - 1);
+            char list[256], what[160];
+            valid_names(list, sizeof list, tc_tree_algorithm_count(), tc_tree_algorithm_name);
             snprintf(what, sizeof what, "%s=%s", vars_of[op], v);
             pmpi_fatal("%s is not a collective algorithm; valid: %s", what, list);
         }

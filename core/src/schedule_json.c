@@ -387,15 +387,24 @@ static void jdoc_free(jdoc *d)
     free(d->sync_pos.v);
 }
 
+/* The '[' that opens a list (`what`: the message when it is missing);
+ * *empty when the list closes at once. */
+static tc_status list_open(jrd *r, const char *what, int *empty)
+{
+    char b[32];
+    skip_ws(r);
+    if (r->p >= r->end || *r->p != '[') JFAIL(r, TC_ERR_PARSE, "%s, found %s", what, what_here(r, b, sizeof b));
+    r->p++;
+    *empty = peek_take(r, ']');
+    return TC_OK;
+}
+
 static tc_status read_machines(jrd *r, jdoc *d)
 {
     tc_status rc;
     char b[32];
-    skip_ws(r);
-    if (r->p >= r->end || *r->p != '[')
-        JFAIL(r, TC_ERR_PARSE, "\"machines\" must be a list of names, found %s", what_here(r, b, sizeof b));
-    r->p++;
-    if (peek_take(r, ']')) return TC_OK;
+    int empty;
+    if ((rc = list_open(r, "\"machines\" must be a list of names", &empty)) || empty) return rc;
     do {
         if (d->num_machines >= TC_MAX_MACHINES)
             JFAIL(r, TC_ERR_LIMIT, "more than the limit of %d machines", TC_MAX_MACHINES);
@@ -418,21 +427,16 @@ static tc_status read_machines(jrd *r, jdoc *d)
 static tc_status read_phases(jrd *r, jdoc *d)
 {
     tc_status rc;
-    char b[32], what[64];
-    skip_ws(r);
-    if (r->p >= r->end || *r->p != '[')
-        JFAIL(r, TC_ERR_PARSE, "\"phases\" must be a list of phases, found %s", what_here(r, b, sizeof b));
-    r->p++;
-    if (peek_take(r, ']')) return TC_OK;
+    char what[64], expected[96];
+    int empty;
+    if ((rc = list_open(r, "\"phases\" must be a list of phases", &empty)) || empty) return rc;
     do {
         if (d->num_phases == INT32_MAX - 1) JFAIL(r, TC_ERR_LIMIT, "%s", "too many phases");
         int p = d->num_phases++;
-        skip_ws(r);
-        if (r->p >= r->end || *r->p != '[')
-            JFAIL(r, TC_ERR_PARSE, "phase %d must be a list of [src, dst], found %s", p, what_here(r, b, sizeof b));
-        r->p++;
         snprintf(what, sizeof what, "phase %d", p);
-        if (peek_take(r, ']')) continue;
+        snprintf(expected, sizeof expected, "phase %d must be a list of [src, dst]", p);
+        if ((rc = list_open(r, expected, &empty))) return rc;
+        if (empty) continue;
         do {
             int32_t pair[2];
             if ((rc = read_pair(r, pair, what))) return rc;
@@ -482,12 +486,8 @@ static tc_status read_sync(jrd *r, jdoc *d, int64_t i)
 static tc_status read_syncs(jrd *r, jdoc *d)
 {
     tc_status rc;
-    char b[32];
-    skip_ws(r);
-    if (r->p >= r->end || *r->p != '[')
-        JFAIL(r, TC_ERR_PARSE, "\"syncs\" must be a list of syncs, found %s", what_here(r, b, sizeof b));
-    r->p++;
-    if (peek_take(r, ']')) return TC_OK;
+    int empty;
+    if ((rc = list_open(r, "\"syncs\" must be a list of syncs", &empty)) || empty) return rc;
     int64_t i = 0;
     do {
         if ((rc = read_sync(r, d, i++))) return rc;

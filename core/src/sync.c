@@ -92,10 +92,7 @@ tc_status tc_schedule_add_syncs(tc_schedule *s, const tc_topology *topo, int dep
     if (!cand_begin) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "syncs: out of memory");
     for (int pass = 0; pass < 2; pass++) {
         for (int e = 0; e < E; e++) {
-            /* a rank's link to its expanded machine is shared memory: no
-             * network to keep messages apart on */
-            int child = topo->links[e / 2].child, parent = topo->links[e / 2].parent;
-            if (topo->nodes[child].kind == TC_NODE_MACHINE && topo->nodes[parent].host) continue;
+            if (tc_topology_link_is_local(topo, e / 2)) continue;   /* no network to keep apart */
             for (int64_t k = edge_begin[e] + depth; k < edge_begin[e + 1]; k++) {
                 int64_t x = edge_ops[k - depth], y = edge_ops[k];
                 if (s->ops[x].src == s->ops[y].src || step_of[x] == step_of[y]) continue;

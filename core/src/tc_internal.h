@@ -82,6 +82,9 @@ struct tc_topology {
  * into r by name, then finalize r. */
 tc_status tc_topology_copy_links_finalize(const tc_topology *t, const char *keep, tc_topology *r);
 /* Mark switch `name` as an expanded machine (tc_topology_expand). */
+/* 1 if link l joins a rank to the machine it was expanded from: shared
+ * memory, not a network link that syncs keep apart (topo_ranks.c). */
+int tc_topology_link_is_local(const tc_topology *t, int link);
 tc_status tc_topology_mark_host(tc_topology *t, const char *name);
 
 /* Writers' shared walk, computed once (O(V log V)): the switches in the

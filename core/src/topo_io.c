@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 static tc_format sniff(const char *path, const char *text, size_t len)
 {
@@ -93,17 +94,14 @@ tc_status tc_read_file(const char *path, const char *what, char **text, size_t *
 tc_status tc_topology_load(const char *path, tc_format format, tc_topology **topo)
 {
     if (!path || !topo) TC_FAIL(TC_ERR_ARG, "topology: missing argument");
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    /* a spec, unless a file of that name exists */
+    if (looks_synthetic(path) && access(path, F_OK) != 0) {
         int err = errno;
-        if (looks_synthetic(path)) {
-            tc_status rc = tc_topology_synthetic(path, topo);
-            if (rc != TC_OK && err == ENOENT)
-                TC_FAIL(rc, "'%.200s' is no file, nor a valid topology spec: %s", path, tc_error_message());
-            return rc;
-        }
+        tc_status rc = tc_topology_synthetic(path, topo);
+        if (rc != TC_OK && err == ENOENT)
+            TC_FAIL(rc, "'%.200s' is no file, nor a valid topology spec: %s", path, tc_error_message());
+        return rc;
     }
-    if (f) fclose(f);
     char *buf;
     size_t len;
     tc_status rc = tc_read_file(path, "topology", &buf, &len);

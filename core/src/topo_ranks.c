@@ -140,3 +140,8 @@ int32_t *tc_topology_hop_table(const tc_topology *t)
     free(path);
     return hops;
 }
+
+int tc_topology_link_is_local(const tc_topology *t, int l)
+{
+    return t->nodes[t->links[l].child].kind == TC_NODE_MACHINE && t->nodes[t->links[l].parent].host;
+}

@@ -154,31 +154,36 @@ tc_status tc_parse_size(const char *text, long long *bytes)
     return TC_OK;
 }
 
-/* The limits of topocoll.h by name, for the bindings (one home). */
+/* The limits and defaults of topocoll.h by name, for the bindings (their
+ * one home stays the header). */
+typedef struct named_value { const char *name; double value; } named_value;
+
+static double lookup(const named_value *table, size_t n, const char *name)
+{
+    for (size_t i = 0; name && i < n; i++)
+        if (!strcmp(table[i].name, name)) return table[i].value;
+    return -1;
+}
+
 double tc_limit(const char *name)
 {
-    static const struct { const char *name; double value; } limits[] = {
+    static const named_value limits[] = {
         {"machines", TC_MAX_MACHINES}, {"switches", TC_MAX_SWITCHES}, {"levels", TC_MAX_LEVELS},
         {"name_len", TC_MAX_NAME_LEN}, {"hostlist_names", TC_MAX_HOSTLIST_NAMES},
         {"file_bytes", (double)TC_MAX_FILE_BYTES}, {"nesting", TC_MAX_NESTING}, {"min_rate", TC_MIN_RATE},
         {"max_rate", TC_MAX_RATE}, {"max_time", TC_MAX_TIME}, {"plan_messages", (double)TC_MAX_PLAN_MESSAGES},
-        {"max_size", TC_MAX_SIZE},
-        {"bare_rate_unit", TC_BARE_RATE_UNIT},
+        {"max_size", TC_MAX_SIZE}, {"bare_rate_unit", TC_BARE_RATE_UNIT},
     };
-    for (size_t i = 0; name && i < sizeof limits / sizeof limits[0]; i++)
-        if (!strcmp(limits[i].name, name)) return limits[i].value;
-    return -1;
+    return lookup(limits, sizeof limits / sizeof limits[0], name);
 }
 
 double tc_default(const char *name)
 {
-    static const struct { const char *name; double value; } defaults[] = {
+    static const named_value defaults[] = {
         {"fanout", TC_DEFAULT_FANOUT}, {"bandwidth", TC_DEFAULT_BANDWIDTH}, {"latency", TC_DEFAULT_LATENCY},
         {"segment_size", TC_DEFAULT_SEGMENT_SIZE},
     };
-    for (size_t i = 0; name && i < sizeof defaults / sizeof defaults[0]; i++)
-        if (!strcmp(defaults[i].name, name)) return defaults[i].value;
-    return -1;
+    return lookup(defaults, sizeof defaults / sizeof defaults[0], name);
 }
 
 /* Shortest text that reads back as v: the largest unit giving a value >= 1,

@@ -223,10 +223,7 @@ tc_status tc_schedule_verify_syncs(const tc_schedule *s, const tc_topology *topo
     for (int64_t a = 0; a + depth < nu; a++) {
         const user *x = &users[a], *y = &users[a + depth];
         if (x->edge != y->edge || x->step == y->step) continue;   /* within a step: the contention check's */
-        /* a rank's link to the machine it was expanded from is shared
-         * memory (tc_topology_expand), not a network link to keep apart */
-        const tc_link_decl *l = &topo->links[x->edge / 2];
-        if (topo->nodes[l->child].kind == TC_NODE_MACHINE && topo->nodes[l->parent].host) continue;
+        if (tc_topology_link_is_local(topo, (int)(x->edge / 2))) continue;   /* shared memory, as sync.c */
         rep->checked_pairs++;
         if (follows(&g, y->op, g.group_of[x->op])) continue;
         rep->ordered = 0;

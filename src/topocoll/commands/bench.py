@@ -142,7 +142,9 @@ def parameter_env(args) -> dict:
     return env
 
 
-def run(args):
+def measure(args) -> harness.Result:
+    """Run the benchmark the arguments describe, print its tables, write its
+    CSV and figure; the result (for the demo)."""
     machines = load_topology(args.topology)
     counts, topo = layout(machines, args.ranks_per_machine)
     algs = algorithm_list(args.algorithms, args.collective, levels_of(machines))
@@ -178,4 +180,9 @@ def run(args):
     if args.plot:
         harness.plot(result, algs, sizes, args.plot)
         print(f"wrote {args.plot}")
+    return result
+
+
+def run(args):
+    measure(args)
     return 0

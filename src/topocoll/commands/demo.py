@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import csv
 import os
 import shutil
-import statistics
 import time
 from pathlib import Path
 
@@ -107,15 +105,6 @@ def testbed_missing() -> str | None:
     return None
 
 
-def medians(path: Path) -> dict[tuple[str, int], float]:
-    """Median seconds per (algorithm, block size) of a bench CSV."""
-    times: dict[tuple[str, int], list[float]] = {}
-    with open(path) as f:
-        for row in csv.DictReader(f):
-            times.setdefault((row["algorithm"], int(row["msize_bytes"])), []).append(float(row["seconds"]))
-    return {k: statistics.median(v) for k, v in times.items()}
-
-
 def emulated_cluster(args, out: Path) -> None:
     """faraj-yuan against the MPI's own all-to-all on the emulated cluster."""
     from . import bench
@@ -131,13 +120,13 @@ def emulated_cluster(args, out: Path) -> None:
     try:
         if topocoll(["testbed", "up", TESTBED_TOPOLOGY]) != 0:
             raise TopocollError("i/o error", "the emulated cluster did not come up (the line above says why)")
-        table = out / "testbed-chain-4-4-4.csv"
-        bench.run(bench.setup_args([TESTBED_TOPOLOGY, "--backend", "testbed", "--algorithms", TESTBED_ALGORITHMS,
-                                    "--sizes", args.testbed_sizes, "--repetitions", str(args.testbed_repetitions),
-                                    "--csv", str(table), "--plot", str(out / "testbed-chain-4-4-4.png")]))
+        result = bench.measure(bench.setup_args([
+            TESTBED_TOPOLOGY, "--backend", "testbed", "--algorithms", TESTBED_ALGORITHMS, "--sizes", args.testbed_sizes,
+            "--repetitions", str(args.testbed_repetitions), "--csv", str(out / "testbed-chain-4-4-4.csv"),
+            "--plot", str(out / "testbed-chain-4-4-4.png")]))
     finally:
         topocoll(["testbed", "down"])
-    m = medians(table)
-    sizes = sorted({size for _, size in m})
-    speedups = ", ".join(f"{m[('native', s)] / m[('faraj-yuan', s)]:.2f}x at {format_size(s)}" for s in sizes)
+    sizes = sorted({s.msize for s in result.samples})
+    speedups = ", ".join(f"{result.median('native', m) / result.median('faraj-yuan', m):.2f}x at {format_size(m)}"
+                         for m in sizes)
     print(f"\nfaraj-yuan against the MPI's own MPI_Alltoall on the emulated cluster: {speedups}")
