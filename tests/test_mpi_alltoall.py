@@ -139,15 +139,19 @@ def test_balanced_phases_every_byte_and_trace(algorithm, tmp_path):
 
 @pytest.mark.parametrize("mpi", MPIS)
 def test_shared_machines_plan_machines_as_switches(mpi):
-    """auto: faraj-yuan on the tree in which each shared machine is a switch
-    holding its ranks; no fallback, and the verbose line says so."""
+    """auto on shared machines: faraj-yuan (where the model picks it, the
+    large blocks) on the tree in which each shared machine is a switch
+    holding its ranks, no fallback for want of machines; the MPI's own for
+    the small blocks, and the verbose lines say which rule chose each."""
     env = env_for("auto", 4, LD_PRELOAD=str(pmpi_lib(mpi)), TOPOCOLL_VERBOSE="1", TOPOCOLL_RANK_MAP="n0,n1,n1,n2")
-    proc = run(mpi, 4, [program("alltoall_check", mpi), "1", "1000"], env)
+    proc = run(mpi, 4, [program("alltoall_check", mpi), "1", "100000"], env)
     assert proc.returncode == 0, proc.stderr
     calls, errors, stats = calls_and_stats(proc)
     assert errors == 0
-    assert "faraj-yuan (several ranks per machine: machines as switches)" in proc.stderr
-    assert stats == {"faraj-yuan": calls}
+    assert "faraj-yuan (several ranks per machine: machines as switches) for blocks of 400000 bytes (auto: model" \
+        in proc.stderr
+    assert "native for blocks of 4 bytes (auto: model" in proc.stderr
+    assert set(stats) == {"faraj-yuan", "native"} and sum(stats.values()) == calls
 
 
 def test_local_group_given_clusters():

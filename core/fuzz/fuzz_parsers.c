@@ -3,7 +3,8 @@
  * reader accepts must survive its writer: a topology written as YAML (and
  * as Slurm where that can say it) reads back equal, a schedule written as
  * JSON reads back with the same steps and syncs, a compressed hostlist
- * expands to the same names; and on a small tree read from the bytes,
+ * expands to the same names; a tuning file's rules tile the block sizes;
+ * and on a small tree read from the bytes,
  * faraj-yuan keeps its promises and its syncs pass the sync verifier.
  *
  *   make fuzz FUZZ_SECONDS=600      (corpus: core/fuzz/corpus)
@@ -166,11 +167,35 @@ static void fuzz_words(const char *text)
     }
 }
 
+/* A tuning file the reader accepts tiles every process count's block sizes:
+ * each rule's ends select that rule, and one past its end the next one. */
+static void fuzz_tuning(const char *data, size_t len)
+{
+    tc_tuning *t = NULL;
+    if (tc_tuning_read(data, len, "<fuzz>", &t) != TC_OK) return;
+    CHECK(tc_tuning_num_rules(t) > 0 && tc_tuning_num_machines(t) > 0);
+    for (int i = 0; i < tc_tuning_num_rules(t); i++) {
+        const tc_tuning_rule *u = tc_tuning_rule_at(t, i), *got = NULL;
+        CHECK(tc_tuning_select(t, u->ranks, u->min_block, &got) == TC_OK && got == u);
+        if (u->max_block >= 0) {
+            CHECK(tc_tuning_select(t, u->ranks, u->max_block, &got) == TC_OK && got == u);
+            CHECK(tc_tuning_select(t, u->ranks, u->max_block + 1, &got) == TC_OK && got == u + 1);
+        }
+        CHECK(u->algorithm == TC_NATIVE || (u->algorithm >= 0 && u->algorithm < tc_algorithm_count()));
+    }
+    tc_tuning_destroy(t);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1) return 0;
     const char *text = (const char *)data + 1;
     size_t len = size - 1;
+    if (data[0] >= 0xf0) {   /* the tuning reader (the others keep their first bytes) */
+        fuzz_tuning(text, len);
+        tc_error_clear();
+        return 0;
+    }
     switch (data[0] % 5) {
     case 0: fuzz_topology(text, len, TC_FORMAT_SLURM); break;
     case 1: fuzz_topology(text, len, TC_FORMAT_YAML); break;

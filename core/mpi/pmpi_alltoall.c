@@ -17,7 +17,6 @@
 #include <time.h>
 
 #define NATIVE "native"
-#define MAX_SEGMENTS 256
 #define PLANS_PER_COMM 4
 
 /* The share of a link's rate the link clock counts as MPI data over TCP on
@@ -61,22 +60,32 @@ static void nap(double seconds)
     nanosleep(&ts, NULL);
 }
 
-/* One schedule ready to run on a communicator (one a segment count). */
+/* One schedule ready to run on a communicator (one an algorithm, segment
+ * count and fan-out). */
 typedef struct plan_entry {
-    int segments;
+    int algorithm, segments, fanout;
     tc_schedule *sched;
     tcx_schedule tables;
     tcx_state state;
 } plan_entry;
 
 typedef struct comm_plan {
-    int algorithm;              /* registry index, or -1 for native */
-    tc_topology *topo;          /* the communicator's ranks as machines */
+    int size;
+    int fixed;                  /* TOPOCOLL_ALLTOALL's registry index, -1 native; unused under auto */
+    int is_auto;
+    tc_topology *topo;          /* the communicator's ranks as machines; NULL when unknown */
+    tc_topology *synthetic;     /* p ranks, for the topology-oblivious algorithms without topo */
+    char reason[PMPI_NAME_LEN * 2 + 128];   /* why topo is NULL */
+    int shared;                 /* some machine holds several of its ranks */
+    int *world;                 /* world rank of each rank */
     int *clusters;              /* TOPOCOLL_CLUSTERS for its ranks, or NULL */
     double *rate_to;            /* pacing: data rate of the path to each rank, or NULL */
+    int have_rates;
+    int modelled;               /* features below computed (untuned auto) */
+    tc_model_features features[2];   /* native, faraj-yuan */
     plan_entry entry[PLANS_PER_COMM];
     int nentries, next;
-    int said_small;             /* verbose line about MIN_BYTES already printed */
+    unsigned char *said;        /* verbose: algorithm (index + 1; 0 native) already announced */
 } comm_plan;
 
 static void say(MPI_Comm comm, const char *fmt, const char *a, const char *b, int n)
@@ -102,8 +111,11 @@ static int delete_plan(MPI_Comm comm, int keyval, void *attr, void *extra)
     comm_plan *cp = (comm_plan *)attr;
     for (int i = 0; i < cp->nentries; i++) entry_free(&cp->entry[i]);
     tc_topology_destroy(cp->topo);
+    tc_topology_destroy(cp->synthetic);
+    free(cp->world);
     free(cp->clusters);
     free(cp->rate_to);
+    free(cp->said);
     free(cp);
     return MPI_SUCCESS;
 }
@@ -125,101 +137,166 @@ static double *pace_rates(const tc_topology *t, int size, int me)
     return rate;
 }
 
-/* Decide what a communicator uses; collective over comm. */
+static int needs_topology(int algorithm)
+{
+    return tc_algorithm_properties(algorithm) & TC_PROP_TOPOLOGY_AWARE || tc_algorithm_params(algorithm) & TC_PARAM_CLUSTERS;
+}
+
+/* What a communicator knows before its first call; collective over comm. */
 static comm_plan *make_plan(MPI_Comm comm)
 {
-    int size, me;
+    int size;
     PMPI_Comm_size(comm, &size);
-    PMPI_Comm_rank(comm, &me);
     comm_plan *cp = (comm_plan *)calloc(1, sizeof *cp);
-    if (!cp) pmpi_fatal("out of memory%s%s", "", "");
-    cp->algorithm = -1;
-    int *ranks = NULL, *world = NULL;
-    char why[PMPI_NAME_LEN * 2 + 128];
-    int shared = pmpi_comm_machines(comm, &ranks, &world, why, sizeof why);
-    const char *reason = shared < 0 ? why : NULL;
-    const char *rule = NULL;
-    int is_auto = !strcmp(pmpi_cfg.algorithm, "auto");
-    int want = is_auto ? tc_alltoall_auto(-1, &rule) : tc_algorithm_find(pmpi_cfg.algorithm);
-    if (want >= 0 && (long long)size * (size - 1) > TC_MAX_PLAN_MESSAGES) {
-        char most[32];
-        snprintf(most, sizeof most, "%lld", (long long)TC_MAX_PLAN_MESSAGES);
-        say(comm, "native: too many ranks to plan the whole schedule (more than %s messages)%s", most, "", size);
-    } else if (want < 0) {
-        say(comm, "native (TOPOCOLL_ALLTOALL=%s)%s", pmpi_cfg.algorithm, "", size);
-    } else if (tc_algorithm_properties(want) & (TC_PROP_TOPOLOGY_AWARE) ||
-               tc_algorithm_params(want) & TC_PARAM_CLUSTERS) {
-        if (reason) say(comm, "native: %s; %s needs the topology", reason, tc_algorithm_name(want), size);
-        else if (!(cp->topo = pmpi_ranks_topology(ranks, size, why, sizeof why)))
-            say(comm, "native: %s%s", why, "", size);
-    } else {
-        char spec[32];
-        snprintf(spec, sizeof spec, "%d", size);   /* the plan depends on the size only */
-        tc_topology_synthetic(spec, &cp->topo);
+    if (!cp || !(cp->said = (unsigned char *)calloc((size_t)tc_algorithm_count() + 1, 1)))
+        pmpi_fatal("out of memory%s%s", "", "");
+    cp->size = size;
+    cp->is_auto = !strcmp(pmpi_cfg.algorithm, "auto");
+    cp->fixed = cp->is_auto ? -1 : tc_algorithm_find(pmpi_cfg.algorithm);
+    int *ranks = NULL;
+    cp->shared = pmpi_comm_machines(comm, &ranks, &cp->world, cp->reason, sizeof cp->reason);
+    if ((long long)size * (size - 1) > TC_MAX_PLAN_MESSAGES) {
+        snprintf(cp->reason, sizeof cp->reason, "too many ranks to plan the whole schedule (more than %lld messages)",
+                 (long long)TC_MAX_PLAN_MESSAGES);
+        cp->fixed = -1;
+        cp->is_auto = 0;
+    } else if (cp->shared >= 0 && (cp->is_auto || (cp->fixed >= 0 && needs_topology(cp->fixed)))) {
+        cp->topo = pmpi_ranks_topology(ranks, size, cp->reason, sizeof cp->reason);
     }
-    if (cp->topo && pmpi_cfg.clusters && tc_algorithm_params(want) & TC_PARAM_CLUSTERS)
-        cp->clusters = pmpi_comm_clusters(size, world);
-    if (cp->topo && pmpi_cfg.pace && tc_algorithm_runs_with_syncs(want)) cp->rate_to = pace_rates(cp->topo, size, me);
-    if (cp->topo) {
-        int aware = tc_algorithm_properties(want) & TC_PROP_TOPOLOGY_AWARE || tc_algorithm_params(want) & TC_PARAM_CLUSTERS;
-        cp->algorithm = want;
-        char chosen[160], why[160];
-        snprintf(chosen, sizeof chosen, "%s%s", tc_algorithm_name(want),
-                 !aware ? "" : shared ? " (several ranks per machine: machines as switches)" : " (one rank per machine)");
-        snprintf(why, sizeof why, "%s%s", is_auto ? "; auto: " : "", is_auto ? rule : "");
-        say(comm, "%s%s", chosen, why, size);
-    }
+    if (cp->shared < 0) cp->shared = 0;
     free(ranks);
-    free(world);
     return cp;
+}
+
+/* The tree a schedule of `algorithm` is planned on: the ranks' machines, or
+ * (topology-oblivious algorithms, the plan depends on the size only) p ranks
+ * on one switch; NULL when the algorithm needs the machines and they are
+ * unknown. */
+static const tc_topology *tree_for(comm_plan *cp, int algorithm)
+{
+    if (cp->topo) return cp->topo;
+    if (needs_topology(algorithm)) return NULL;
+    if (!cp->synthetic) {
+        char spec[32];
+        snprintf(spec, sizeof spec, "%d", cp->size);
+        if (tc_topology_synthetic(spec, &cp->synthetic) != TC_OK) pmpi_fatal("planning: %s%s", tc_error_message(), "");
+    }
+    return cp->synthetic;
+}
+
+/* Untuned auto: the model's prediction for faraj-yuan and for the MPI's own
+ * on this communicator's machines, with the network's parameters from the
+ * topology (TOPOCOLL_BANDWIDTH where it gives no rate).  A phase schedule
+ * only where the model says it is faster than the MPI's own. */
+static int model_choice(comm_plan *cp, long long block, char *why, size_t len)
+{
+    if (!cp->modelled) {
+        tc_plan_options opt = {1, pmpi_cfg.fanout, NULL, pmpi_cfg.sync_depth, pmpi_cfg.phase_order};
+        if (tc_model_auto_features(cp->topo, pmpi_cfg.bandwidth > 0 ? pmpi_cfg.bandwidth : TC_DEFAULT_BANDWIDTH, &opt,
+                                   cp->features) != TC_OK)
+            pmpi_fatal("auto: the model failed: %s%s", tc_error_message(), "");
+        cp->modelled = 1;
+    }
+    double t[2];
+    int pick = tc_model_auto_choice(cp->features, (double)block, t);
+    snprintf(why, len, "auto: model (%s): %s predicted %.3g ms, faraj-yuan %.3g ms",
+             pmpi_cfg.tuning ? "TOPOCOLL_TUNING has no rules for this size" : "no TOPOCOLL_TUNING", NATIVE, t[0] * 1e3,
+             t[1] * 1e3);
+    return pick;
+}
+
+/* The algorithm for one call (registry index, -1 native) and the parameters
+ * a tuning rule gives; why says which rule chose it.  Every rank of comm
+ * reaches the same answer (same block size, same inputs). */
+static int choose(comm_plan *cp, long long block, long long *segment_size, int *fanout, char *why, size_t len)
+{
+    *segment_size = pmpi_cfg.segment_size;
+    *fanout = pmpi_cfg.fanout;
+    why[0] = '\0';
+    if (!cp->is_auto) {
+        if (cp->fixed >= 0 && block < pmpi_cfg.min_bytes) {
+            snprintf(why, len, "TOPOCOLL_ALLTOALL_MIN_BYTES=%lld", pmpi_cfg.min_bytes);
+            return -1;
+        }
+        snprintf(why, len, "TOPOCOLL_ALLTOALL=%s", pmpi_cfg.algorithm);
+        return cp->fixed;
+    }
+    if (block < pmpi_cfg.min_bytes) {
+        snprintf(why, len, "TOPOCOLL_ALLTOALL_MIN_BYTES=%lld", pmpi_cfg.min_bytes);
+        return -1;
+    }
+    const tc_tuning_rule *rule = NULL;
+    if (pmpi_cfg.tuning && tc_tuning_select(pmpi_cfg.tuning, cp->size, block, &rule) == TC_OK) {
+        if (rule->segment_size > 0) *segment_size = rule->segment_size;
+        if (rule->fanout > 0) *fanout = rule->fanout;
+        snprintf(why, len, "auto: TOPOCOLL_TUNING %s:%d", tc_tuning_file(pmpi_cfg.tuning), rule->line);
+        return rule->algorithm;
+    }
+    /* a sub-communicator of a size the file has no rules for (the job's own
+     * size was checked at start): the model decides, as without a file */
+    if (!cp->topo) {
+        snprintf(why, len, "auto: %s", cp->reason[0] ? cp->reason : "the machines are unknown");
+        return -1;
+    }
+    return model_choice(cp, block, why, len);
 }
 
 /* TOPOCOLL_CHECK=1 (debug): the verifiers on what is about to run -- every
  * block delivered, the algorithm's contention promise, and the syncs
  * ordering every shared link without a deadlock; the job stops otherwise. */
-static void check_plan(const comm_plan *cp, const tc_schedule *s)
+static void check_plan(int algorithm, const tc_topology *tree, const tc_schedule *s)
 {
-    const char *name = tc_algorithm_name(cp->algorithm);
+    const char *name = tc_algorithm_name(algorithm);
     tc_verify_report vr;
     tc_sync_report sr;
-    if (tc_schedule_verify(s, cp->topo, &vr) != TC_OK) pmpi_fatal("TOPOCOLL_CHECK: %s: %s", name, tc_error_message());
-    if (!vr.complete || (!vr.contention_free && tc_algorithm_properties(cp->algorithm) & TC_PROP_CONTENTION_FREE))
+    if (tc_schedule_verify(s, tree, &vr) != TC_OK) pmpi_fatal("TOPOCOLL_CHECK: %s: %s", name, tc_error_message());
+    if (!vr.complete || (!vr.contention_free && tc_algorithm_properties(algorithm) & TC_PROP_CONTENTION_FREE))
         pmpi_fatal("TOPOCOLL_CHECK: %s: %s", name, vr.problem);
     if (!tc_schedule_num_syncs(s)) return;
-    if (tc_schedule_verify_syncs(s, cp->topo, pmpi_cfg.sync_depth, &sr) != TC_OK)
+    if (tc_schedule_verify_syncs(s, tree, pmpi_cfg.sync_depth, &sr) != TC_OK)
         pmpi_fatal("TOPOCOLL_CHECK: %s: %s", name, tc_error_message());
     if (!sr.ordered || !sr.acyclic) pmpi_fatal("TOPOCOLL_CHECK: %s: %s", name, sr.problem);
 }
 
-/* The executor state for blocks of `block` bytes: planned on first use of
- * its segment count; collective over comm (every rank sees the same block). */
-static tcx_state *state_for(comm_plan *cp, MPI_Comm comm, long long block)
+/* The executor state for blocks of `block` bytes under `algorithm`: planned
+ * on first use of its segment count and fan-out; collective over comm
+ * (every rank sees the same block and choice). */
+static tcx_state *state_for(comm_plan *cp, MPI_Comm comm, int algorithm, long long block, long long segment_size,
+                            int fanout)
 {
+    const tc_topology *tree = tree_for(cp, algorithm);
     int segments = 1;
-    if (tc_algorithm_params(cp->algorithm) & TC_PARAM_SEGMENTS) {
-        long long k = (block + pmpi_cfg.segment_size - 1) / pmpi_cfg.segment_size;
-        segments = k < 1 ? 1 : k > MAX_SEGMENTS ? MAX_SEGMENTS : (int)k;
-        /* within the planner's message limit (make_plan keeps p(p-1) under it) */
-        long long p = tc_topology_num_machines(cp->topo), most = TC_MAX_PLAN_MESSAGES / (p * (p - 1) > 0 ? p * (p - 1) : 1);
-        if (segments > most) segments = (int)most;
-    }
+    if (tc_algorithm_params(algorithm) & TC_PARAM_SEGMENTS)
+        segments = tc_plan_segments(block, segment_size, tc_topology_num_machines(tree));
+    if (!(tc_algorithm_params(algorithm) & TC_PARAM_FANOUT)) fanout = 0;
     for (int i = 0; i < cp->nentries; i++)
-        if (cp->entry[i].segments == segments) return &cp->entry[i].state;
+        if (cp->entry[i].algorithm == algorithm && cp->entry[i].segments == segments && cp->entry[i].fanout == fanout)
+            return &cp->entry[i].state;
+    if (tc_algorithm_params(algorithm) & TC_PARAM_CLUSTERS && pmpi_cfg.clusters && !cp->clusters)
+        cp->clusters = pmpi_comm_clusters(cp->size, cp->world);
+    if (pmpi_cfg.pace && tc_algorithm_runs_with_syncs(algorithm) && !cp->have_rates) {
+        int me;
+        PMPI_Comm_rank(comm, &me);
+        cp->rate_to = pace_rates(tree, cp->size, me);
+        cp->have_rates = 1;
+    }
     plan_entry *e;
     if (cp->nentries < PLANS_PER_COMM) e = &cp->entry[cp->nentries++];
     else { e = &cp->entry[cp->next]; cp->next = (cp->next + 1) % PLANS_PER_COMM; entry_free(e); }
-    tc_plan_options opt = {segments, pmpi_cfg.fanout, cp->clusters, pmpi_cfg.sync_depth, pmpi_cfg.phase_order};
-    if (tc_alltoall_plan_with_options(tc_algorithm_name(cp->algorithm), cp->topo, &opt, 1, &e->sched) != TC_OK)
-        pmpi_fatal("planning %s failed: %s", tc_algorithm_name(cp->algorithm), tc_error_message());
+    tc_plan_options opt = {segments, fanout, cp->clusters, pmpi_cfg.sync_depth, pmpi_cfg.phase_order};
+    if (tc_alltoall_plan_with_options(tc_algorithm_name(algorithm), tree, &opt, 1, &e->sched) != TC_OK)
+        pmpi_fatal("planning %s failed: %s", tc_algorithm_name(algorithm), tc_error_message());
     tc_schedule *s = e->sched;
-    if (pmpi_cfg.check) check_plan(cp, s);
+    if (pmpi_cfg.check) check_plan(algorithm, tree, s);
+    e->algorithm = algorithm;
     e->segments = segments;
+    e->fanout = fanout;
     e->tables = (tcx_schedule){tc_schedule_algorithm(s), tc_schedule_num_ranks(s), tc_schedule_num_steps(s),
                                (const long long *)tc_schedule_step_begins(s), (const tcx_op *)tc_schedule_ops(s),
                                tc_schedule_blocks(s), tc_schedule_num_syncs(s), (const long long *)tc_schedule_syncs(s)};
     if (tcx_state_init(&e->state, &e->tables, comm) != MPI_SUCCESS)
-        pmpi_fatal("could not set up the executor for %s%s", tc_algorithm_name(cp->algorithm), "");
-    e->state.pace.rate_to = cp->rate_to;
+        pmpi_fatal("could not set up the executor for %s%s", tc_algorithm_name(algorithm), "");
+    e->state.pace.rate_to = tc_algorithm_runs_with_syncs(algorithm) ? cp->rate_to : NULL;
     e->state.pace.lead = pmpi_cfg.pace_lead;
     e->state.nap = pmpi_cfg.nap > 0 ? nap : NULL;
     e->state.nap_max = pmpi_cfg.nap;
@@ -286,23 +363,35 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     comm_plan *cp = plan_of(comm);
     int tsize;
     PMPI_Type_size(recvtype, &tsize);
-    long long block = (long long)tsize * recvcount;
-    if (cp->algorithm < 0 || block < pmpi_cfg.min_bytes) {
-        if (cp->algorithm >= 0 && !cp->said_small) {
-            int size;
-            PMPI_Comm_size(comm, &size);
-            char a[32], b[32];
-            snprintf(a, sizeof a, "%lld", block);
-            snprintf(b, sizeof b, "%lld", pmpi_cfg.min_bytes);
-            say(comm, "native for blocks of %s bytes (TOPOCOLL_ALLTOALL_MIN_BYTES=%s)", a, b, size);
-            cp->said_small = 1;
-        }
+    long long block = (long long)tsize * recvcount, segment_size;
+    int fanout;
+    char why[PMPI_NAME_LEN * 2 + 256];
+    int algorithm = choose(cp, block, &segment_size, &fanout, why, sizeof why);
+    if (algorithm >= 0 && !tree_for(cp, algorithm)) {     /* a tuning rule's topology-aware algorithm, machines unknown */
+        snprintf(why + strlen(why), sizeof why - strlen(why), "; %s needs the machines: %s", tc_algorithm_name(algorithm),
+                 cp->reason);
+        algorithm = -1;
+    }
+    unsigned char *said = &cp->said[algorithm + 1];
+    if (!*said) {   /* the first call each choice is made, with its reason */
+        char what[192], size_text[32];
+        snprintf(size_text, sizeof size_text, "%lld", block);
+        if (algorithm < 0)
+            snprintf(what, sizeof what, "%s for blocks of %s bytes", NATIVE, size_text);
+        else
+            snprintf(what, sizeof what, "%s%s for blocks of %s bytes", tc_algorithm_name(algorithm),
+                     !needs_topology(algorithm) ? "" : cp->shared ? " (several ranks per machine: machines as switches)"
+                                                                  : " (one rank per machine)", size_text);
+        say(comm, "%s (%s)", what, why, cp->size);
+        *said = 1;
+    }
+    if (algorithm < 0) {
         count(comm, -1);
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     }
-    count(comm, cp->algorithm);
+    count(comm, algorithm);
     tracebuf.call++;
-    tcx_state *st = state_for(cp, comm, block);
+    tcx_state *st = state_for(cp, comm, algorithm, block, segment_size, fanout);
     int rc = tcx_alltoall(st, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
     a2a.paced[0] += st->pace.paced_steps;
     a2a.paced[1] += st->pace.split_messages;

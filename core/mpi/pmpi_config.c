@@ -55,6 +55,7 @@ static const struct var {
     {"TOPOCOLL_NAP", 0, TIME, AT(nap), DEFAULT_NAP, 0, 0, "200us, or 0 to spin", NULL},
     {"TOPOCOLL_TRACE", 0, TEXT, AT(trace), 0, 0, 0, NULL, NULL},
     {"TOPOCOLL_GROUPS", 0, TEXT, AT(groups), 0, 0, 0, NULL, NULL},
+    {"TOPOCOLL_TUNING", 0, TEXT, AT(tuning_file), 0, 0, 0, NULL, NULL},
     {"TOPOCOLL_TWO_LEVEL_AT", 0, WHOLE, AT(two_level_at), -1, 0, PMPI_MAX_LEVELS - 1, "0 (the top)", NULL},
 };
 
@@ -180,6 +181,22 @@ static void read_alltoall(void)
     }
 }
 
+/* TOPOCOLL_TUNING: a decision file from `topocoll tune` for the machines of
+ * TOPOCOLL_TOPOLOGY and this job's size; malformed, tuned on other machines
+ * or for another number of ranks, the job stops.  (Sub-communicators of
+ * sizes it has no rules for are the model's: pmpi_alltoall.c.) */
+static void read_tuning(void)
+{
+    const tc_tuning_rule *rule;
+    int size;
+    if (!pmpi_cfg.tuning_file) return;
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (tc_tuning_load(pmpi_cfg.tuning_file, &pmpi_cfg.tuning) != TC_OK ||
+        tc_tuning_check_topology(pmpi_cfg.tuning, pmpi_cfg.topo) != TC_OK ||
+        tc_tuning_select(pmpi_cfg.tuning, size, 0, &rule) != TC_OK)
+        pmpi_fatal("TOPOCOLL_TUNING: %s%s", tc_error_message(), "");
+}
+
 /* TOPOCOLL_<OP> (the registry's trees, native, auto) and TOPOCOLL_TREE_SHAPES. */
 static void read_collectives(void)
 {
@@ -231,6 +248,7 @@ void pmpi_config_load(void)
     read_collectives();
     if (!pmpi_cfg.topo) return;   /* unset: every MPI_Alltoall goes to the MPI */
     read_alltoall();
+    read_tuning();
     const char *clusters_var = tc_param_variable(TC_PARAM_CLUSTERS), *clusters = getenv(clusters_var);
     const char *map = getenv("TOPOCOLL_RANK_MAP");
     if (clusters && *clusters) pmpi_cfg.clusters = per_rank(clusters_var, clusters, "clusters");
@@ -241,6 +259,8 @@ void pmpi_config_load(void)
 void pmpi_config_free(void)
 {
     tc_topology_destroy(pmpi_cfg.topo);
+    tc_tuning_destroy(pmpi_cfg.tuning);
+    pmpi_cfg.tuning = NULL;
     free(pmpi_cfg.rank_map);
     free(pmpi_cfg.clusters);
     pmpi_cfg.topo = NULL;

@@ -38,6 +38,8 @@ typedef struct pmpi_config {
     int verbose, stats, check;    /* TOPOCOLL_VERBOSE, _STATS, _CHECK = 1 */
     const char *trace;            /* TOPOCOLL_TRACE: a path prefix, or NULL */
     const char *groups;           /* TOPOCOLL_GROUPS, or NULL */
+    const char *tuning_file;      /* TOPOCOLL_TUNING, or NULL */
+    tc_tuning *tuning;            /* its rules (auto reads them) */
     int coll_alg[PMPI_COLL_OPS];  /* TOPOCOLL_<OP>: tree index, -1 auto, PMPI_NATIVE_TREE */
     int auto_tree;                /* what auto means for them: multilevel */
     tc_tree_shape shapes[PMPI_MAX_LEVELS];   /* TOPOCOLL_TREE_SHAPES, top level first */

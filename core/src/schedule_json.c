@@ -94,172 +94,11 @@ tc_status tc_schedule_write_json(const tc_schedule *s, const tc_topology *topo, 
 
 /* ---- reader ---- */
 
-typedef struct jrd {
-    const char *p, *end, *text, *file;
-    int depth;
-} jrd;
-
-/* "file:line:column" of the reader's position. */
-static const char *jwhere(const jrd *r, char *buf, size_t len)
-{
-    int line = 1, col = 1;
-    for (const char *c = r->text; c < r->p && c < r->end; c++) {
-        if (*c == '\n') { line++; col = 1; }
-        else col++;
-    }
-    snprintf(buf, len, "%s:%d:%d", r->file, line, col);
-    return buf;
-}
-
-#define JFAIL(r, status, fmt, ...)                                                               \
-    do {                                                                                         \
-        char w_[600];                                                                            \
-        TC_FAIL((status), "%s: " fmt, jwhere((r), w_, sizeof w_), __VA_ARGS__);                 \
-    } while (0)
-
-static void skip_ws(jrd *r)
-{
-    while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r')) r->p++;
-}
-
-/* What stands at the reader's position, for messages. */
-static const char *what_here(const jrd *r, char *buf, size_t len)
-{
-    if (r->p >= r->end) return "the end of the file";
-    unsigned char c = (unsigned char)*r->p;
-    if (c >= 0x20 && c < 0x7f) snprintf(buf, len, "'%c'", c);
-    else snprintf(buf, len, "byte 0x%02x", c);
-    return buf;
-}
-
-static tc_status expect(jrd *r, char c)
-{
-    skip_ws(r);
-    if (r->p < r->end && *r->p == c) { r->p++; return TC_OK; }
-    char b[32];
-    JFAIL(r, TC_ERR_PARSE, "not JSON: expected '%c', found %s", c, what_here(r, b, sizeof b));
-}
-
-/* Does the next token open c (after white space)?  Consumes it if so. */
-static int peek_take(jrd *r, char c)
-{
-    skip_ws(r);
-    if (r->p < r->end && *r->p == c) { r->p++; return 1; }
-    return 0;
-}
-
-static tc_status nest(jrd *r)
-{
-    if (++r->depth > TC_MAX_NESTING) JFAIL(r, TC_ERR_LIMIT, "nesting deeper than the limit of %d levels", TC_MAX_NESTING);
-    return TC_OK;
-}
-
-/* One UTF-8 sequence at p (valid, shortest form, no surrogates): its length,
- * 0 when invalid. */
-static int utf8_len(const unsigned char *p, const unsigned char *end)
-{
-    unsigned c = p[0];
-    int n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-    if (!n || end - p < n) return 0;
-    uint32_t cp = n == 1 ? c : n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 0x07;
-    for (int i = 1; i < n; i++) {
-        if ((p[i] & 0xc0) != 0x80) return 0;
-        cp = cp << 6 | (p[i] & 0x3f);
-    }
-    static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < min[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-    return n;
-}
-
-static int hex4(const char *p, uint32_t *v)
-{
-    *v = 0;
-    for (int i = 0; i < 4; i++) {
-        char c = p[i];
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-        if (d < 0) return -1;
-        *v = *v << 4 | (uint32_t)d;
-    }
-    return 0;
-}
-
-static size_t put_utf8(char *out, uint32_t cp)
-{
-    if (cp < 0x80) { out[0] = (char)cp; return 1; }
-    if (cp < 0x800) { out[0] = (char)(0xc0 | cp >> 6); out[1] = (char)(0x80 | (cp & 0x3f)); return 2; }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xe0 | cp >> 12); out[1] = (char)(0x80 | (cp >> 6 & 0x3f)); out[2] = (char)(0x80 | (cp & 0x3f));
-        return 3;
-    }
-    out[0] = (char)(0xf0 | cp >> 18); out[1] = (char)(0x80 | (cp >> 12 & 0x3f));
-    out[2] = (char)(0x80 | (cp >> 6 & 0x3f)); out[3] = (char)(0x80 | (cp & 0x3f));
-    return 4;
-}
-
-/* A string: *out malloc'd (NULL: skip it).  NUL characters are refused (C
- * strings end there). */
-static tc_status read_string(jrd *r, char **out)
-{
-    skip_ws(r);
-    char b[32];
-    if (r->p >= r->end || *r->p != '"') JFAIL(r, TC_ERR_PARSE, "not JSON: expected a string, found %s", what_here(r, b, sizeof b));
-    r->p++;
-    const char *start = r->p;
-    /* at most as many bytes as the escaped text */
-    size_t cap = 1;
-    for (const char *q = start; q < r->end && *q != '"'; q++, cap++)
-        if (*q == '\\' && q + 1 < r->end) { q++; cap++; }
-    char *s = out ? tc_xmalloc(cap + 1) : NULL;
-    if (out && !s) TC_FAIL(TC_ERR_NOMEM, "schedule: out of memory");
-    size_t n = 0;
-    tc_status rc = TC_OK;
-    for (;;) {
-        if (r->p >= r->end) { rc = TC_ERR_PARSE; break; }
-        unsigned char c = (unsigned char)*r->p;
-        if (c == '"') { r->p++; break; }
-        if (c < 0x20) { rc = TC_ERR_PARSE; break; }
-        if (c == '\\') {
-            if (r->end - r->p < 2) { rc = TC_ERR_PARSE; break; }
-            char e = r->p[1], plain = e == '"' || e == '\\' || e == '/' ? e : e == 'b' ? '\b' : e == 'f' ? '\f'
-                                    : e == 'n' ? '\n' : e == 'r' ? '\r' : e == 't' ? '\t' : 0;
-            if (plain) {
-                if (s) s[n++] = plain;
-                r->p += 2;
-                continue;
-            }
-            uint32_t cp, lo;
-            if (e != 'u' || r->end - r->p < 6 || hex4(r->p + 2, &cp)) { rc = TC_ERR_PARSE; break; }
-            r->p += 6;
-            if (cp >= 0xd800 && cp <= 0xdbff) {   /* a surrogate pair */
-                if (r->end - r->p < 6 || r->p[0] != '\\' || r->p[1] != 'u' || hex4(r->p + 2, &lo) || lo < 0xdc00 ||
-                    lo > 0xdfff) { rc = TC_ERR_PARSE; break; }
-                r->p += 6;
-                cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-            } else if (cp >= 0xdc00 && cp <= 0xdfff) { rc = TC_ERR_PARSE; break; }
-            if (cp == 0) { rc = TC_ERR_UNSUPPORTED; break; }
-            if (s) n += put_utf8(s + n, cp);
-            continue;
-        }
-        int k = utf8_len((const unsigned char *)r->p, (const unsigned char *)r->end);
-        if (!k) { free(s); JFAIL(r, TC_ERR_PARSE, "not UTF-8: byte 0x%02x in a string (the file must be UTF-8)", c); }
-        if (s) memcpy(s + n, r->p, (size_t)k);
-        n += (size_t)k;
-        r->p += k;
-    }
-    if (rc != TC_OK) {
-        free(s);
-        if (rc == TC_ERR_UNSUPPORTED) JFAIL(r, TC_ERR_PARSE, "%s", "a NUL character (\\u0000) in a string");
-        JFAIL(r, TC_ERR_PARSE, "%s", "not JSON: a malformed string (unescaped control character, bad escape or no end)");
-    }
-    if (s) { s[n] = '\0'; *out = s; }
-    return TC_OK;
-}
-
 /* A whole number >= 0 of at most 9 digits (a rank); what names it in
  * messages (the caller checks it against the rank count). */
-static tc_status read_rank(jrd *r, int32_t *v, const char *what)
+static tc_status read_rank(tc_json *r, int32_t *v, const char *what)
 {
-    skip_ws(r);
+    tc_json_ws(r);
     const char *start = r->p;
     if (r->p < r->end && *r->p == '-') r->p++;
     const char *digits = r->p;
@@ -269,83 +108,30 @@ static tc_status read_rank(jrd *r, int32_t *v, const char *what)
     if (!nd || fraction || *start == '-' || (nd > 1 && *digits == '0')) {
         r->p = start;
         char b[32];
-        if (nd || fraction) JFAIL(r, TC_ERR_PARSE, "%s: expected a rank (a whole number >= 0)", what);
-        JFAIL(r, TC_ERR_PARSE, "%s: expected a rank (a whole number >= 0), found %s", what, what_here(r, b, sizeof b));
+        if (nd || fraction) TC_JSON_FAIL(r, TC_ERR_PARSE, "%s: expected a rank (a whole number >= 0)", what);
+        TC_JSON_FAIL(r, TC_ERR_PARSE, "%s: expected a rank (a whole number >= 0), found %s", what, tc_json_what(r, b, sizeof b));
     }
-    if (nd > 9) { r->p = start; JFAIL(r, TC_ERR_PARSE, "%s: rank %.*s is out of range", what, (int)(nd > 40 ? 40 : nd), digits); }
+    if (nd > 9) { r->p = start; TC_JSON_FAIL(r, TC_ERR_PARSE, "%s: rank %.*s is out of range", what, (int)(nd > 40 ? 40 : nd), digits); }
     long x = 0;
     for (const char *q = digits; q < r->p; q++) x = x * 10 + (*q - '0');
     *v = (int32_t)x;
     return TC_OK;
 }
 
-/* Skip any value (keys the format does not know). */
-static tc_status skip_value(jrd *r)
-{
-    skip_ws(r);
-    char b[32];
-    if (r->p >= r->end) JFAIL(r, TC_ERR_PARSE, "not JSON: expected a value, found %s", what_here(r, b, sizeof b));
-    char c = *r->p;
-    tc_status rc;
-    if (c == '"') return read_string(r, NULL);
-    if (c == '{' || c == '[') {
-        char close = c == '{' ? '}' : ']';
-        r->p++;
-        if ((rc = nest(r))) return rc;
-        if (!peek_take(r, close)) {
-            do {
-                if (c == '{') {
-                    if ((rc = read_string(r, NULL)) || (rc = expect(r, ':'))) return rc;
-                }
-                if ((rc = skip_value(r))) return rc;
-            } while (peek_take(r, ','));
-            if ((rc = expect(r, close))) return rc;
-        }
-        r->depth--;
-        return TC_OK;
-    }
-    static const char *const words[] = {"true", "false", "null"};
-    for (int i = 0; i < 3; i++) {
-        size_t n = strlen(words[i]);
-        if ((size_t)(r->end - r->p) >= n && !memcmp(r->p, words[i], n)) { r->p += n; return TC_OK; }
-    }
-    /* a number: -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)? */
-    const char *q = r->p;
-    if (q < r->end && *q == '-') q++;
-    const char *d = q;
-    while (q < r->end && *q >= '0' && *q <= '9') q++;
-    if (q == d || (q - d > 1 && *d == '0'))
-        JFAIL(r, TC_ERR_PARSE, "not JSON: expected a value, found %s", what_here(r, b, sizeof b));
-    if (q < r->end && *q == '.') {
-        const char *f = ++q;
-        while (q < r->end && *q >= '0' && *q <= '9') q++;
-        if (q == f) JFAIL(r, TC_ERR_PARSE, "%s", "not JSON: a number without digits after its point");
-    }
-    if (q < r->end && (*q == 'e' || *q == 'E')) {
-        q++;
-        if (q < r->end && (*q == '+' || *q == '-')) q++;
-        const char *f = q;
-        while (q < r->end && *q >= '0' && *q <= '9') q++;
-        if (q == f) JFAIL(r, TC_ERR_PARSE, "%s", "not JSON: a number without digits in its exponent");
-    }
-    r->p = q;
-    return TC_OK;
-}
-
 /* [src, dst] */
-static tc_status read_pair(jrd *r, int32_t *pair, const char *what)
+static tc_status read_pair(tc_json *r, int32_t *pair, const char *what)
 {
     tc_status rc;
     char b[32];
-    skip_ws(r);
+    tc_json_ws(r);
     if (r->p >= r->end || *r->p != '[')
-        JFAIL(r, TC_ERR_PARSE, "%s: expected [src, dst], found %s", what, what_here(r, b, sizeof b));
+        TC_JSON_FAIL(r, TC_ERR_PARSE, "%s: expected [src, dst], found %s", what, tc_json_what(r, b, sizeof b));
     r->p++;
-    if ((rc = read_rank(r, &pair[0], what)) || (rc = expect(r, ',')) || (rc = read_rank(r, &pair[1], what)))
+    if ((rc = read_rank(r, &pair[0], what)) || (rc = tc_json_expect(r, ',')) || (rc = read_rank(r, &pair[1], what)))
         return rc;
-    skip_ws(r);
+    tc_json_ws(r);
     if (r->p >= r->end || *r->p != ']')
-        JFAIL(r, TC_ERR_PARSE, "%s: expected [src, dst] (two ranks), found %s", what, what_here(r, b, sizeof b));
+        TC_JSON_FAIL(r, TC_ERR_PARSE, "%s: expected [src, dst] (two ranks), found %s", what, tc_json_what(r, b, sizeof b));
     r->p++;
     return TC_OK;
 }
@@ -387,68 +173,31 @@ static void jdoc_free(jdoc *d)
     free(d->sync_pos.v);
 }
 
-/* The '[' that opens a list (`what`: the message when it is missing);
- * *empty when the list closes at once. */
-static tc_status list_open(jrd *r, const char *what, int *empty)
-{
-    char b[32];
-    skip_ws(r);
-    if (r->p >= r->end || *r->p != '[') JFAIL(r, TC_ERR_PARSE, "%s, found %s", what, what_here(r, b, sizeof b));
-    r->p++;
-    *empty = peek_take(r, ']');
-    return TC_OK;
-}
-
-static tc_status read_machines(jrd *r, jdoc *d)
-{
-    tc_status rc;
-    char b[32];
-    int empty;
-    if ((rc = list_open(r, "\"machines\" must be a list of names", &empty)) || empty) return rc;
-    do {
-        if (d->num_machines >= TC_MAX_MACHINES)
-            JFAIL(r, TC_ERR_LIMIT, "more than the limit of %d machines", TC_MAX_MACHINES);
-        if (d->num_machines == d->cap_machines) {
-            int cap = d->cap_machines ? d->cap_machines * 2 : 64;
-            char **m = realloc(d->machines, sizeof(char *) * (size_t)cap);
-            if (!m) TC_FAIL(TC_ERR_NOMEM, "schedule: out of memory");
-            d->machines = m;
-            d->cap_machines = cap;
-        }
-        skip_ws(r);
-        if (r->p < r->end && *r->p != '"')
-            JFAIL(r, TC_ERR_PARSE, "\"machines\" must be a list of names, found %s", what_here(r, b, sizeof b));
-        if ((rc = read_string(r, &d->machines[d->num_machines]))) return rc;
-        d->num_machines++;
-    } while (peek_take(r, ','));
-    return expect(r, ']');
-}
-
-static tc_status read_phases(jrd *r, jdoc *d)
+static tc_status read_phases(tc_json *r, jdoc *d)
 {
     tc_status rc;
     char what[64], expected[96];
     int empty;
-    if ((rc = list_open(r, "\"phases\" must be a list of phases", &empty)) || empty) return rc;
+    if ((rc = tc_json_list_open(r, "\"phases\" must be a list of phases", &empty)) || empty) return rc;
     do {
-        if (d->num_phases == INT32_MAX - 1) JFAIL(r, TC_ERR_LIMIT, "%s", "too many phases");
+        if (d->num_phases == INT32_MAX - 1) TC_JSON_FAIL(r, TC_ERR_LIMIT, "%s", "too many phases");
         int p = d->num_phases++;
         snprintf(what, sizeof what, "phase %d", p);
         snprintf(expected, sizeof expected, "phase %d must be a list of [src, dst]", p);
-        if ((rc = list_open(r, expected, &empty))) return rc;
+        if ((rc = tc_json_list_open(r, expected, &empty))) return rc;
         if (empty) continue;
         do {
             int32_t pair[2];
             if ((rc = read_pair(r, pair, what))) return rc;
             if (ivec_push(&d->msgs, p) || ivec_push(&d->msgs, pair[0]) || ivec_push(&d->msgs, pair[1]))
                 TC_FAIL(TC_ERR_NOMEM, "schedule: out of memory");
-        } while (peek_take(r, ','));
-        if ((rc = expect(r, ']'))) return rc;
-    } while (peek_take(r, ','));
-    return expect(r, ']');
+        } while (tc_json_take(r, ','));
+        if ((rc = tc_json_expect(r, ']'))) return rc;
+    } while (tc_json_take(r, ','));
+    return tc_json_expect(r, ']');
 }
 
-static tc_status read_sync(jrd *r, jdoc *d, int64_t i)
+static tc_status read_sync(tc_json *r, jdoc *d, int64_t i)
 {
     tc_status rc;
     char b[32], what[64], *key = NULL;
@@ -457,55 +206,55 @@ static tc_status read_sync(jrd *r, jdoc *d, int64_t i)
     static const char *const keys[] = {"from", "to", "after", "before"};
     snprintf(what, sizeof what, "sync %lld", (long long)i);
     if (ivec_push(&d->sync_pos, (int32_t)(r->p - r->text))) TC_FAIL(TC_ERR_NOMEM, "schedule: out of memory");
-    skip_ws(r);
+    tc_json_ws(r);
     if (r->p >= r->end || *r->p != '{')
-        JFAIL(r, TC_ERR_PARSE, "%s: expected {\"from\", \"to\", \"after\", \"before\"}, found %s", what, what_here(r, b, sizeof b));
+        TC_JSON_FAIL(r, TC_ERR_PARSE, "%s: expected {\"from\", \"to\", \"after\", \"before\"}, found %s", what, tc_json_what(r, b, sizeof b));
     r->p++;
-    if (!peek_take(r, '}')) {
+    if (!tc_json_take(r, '}')) {
         do {
-            if ((rc = read_string(r, &key))) return rc;
+            if ((rc = tc_json_string(r, &key))) return rc;
             int k = 0;
             while (k < 4 && strcmp(key, keys[k])) k++;
             free(key);
-            if ((rc = expect(r, ':'))) return rc;
-            if (k == 4) { if ((rc = skip_value(r))) return rc; continue; }
-            if (seen & 1 << k) JFAIL(r, TC_ERR_PARSE, "%s: \"%s\" given twice", what, keys[k]);
+            if ((rc = tc_json_expect(r, ':'))) return rc;
+            if (k == 4) { if ((rc = tc_json_skip(r))) return rc; continue; }
+            if (seen & 1 << k) TC_JSON_FAIL(r, TC_ERR_PARSE, "%s: \"%s\" given twice", what, keys[k]);
             seen |= 1 << k;
             if (k < 2) rc = read_rank(r, &v[k], what);
             else rc = read_pair(r, &v[2 * k - 2], what);
             if (rc) return rc;
-        } while (peek_take(r, ','));
-        if ((rc = expect(r, '}'))) return rc;
+        } while (tc_json_take(r, ','));
+        if ((rc = tc_json_expect(r, '}'))) return rc;
     }
-    if (seen != 15) JFAIL(r, TC_ERR_PARSE, "%s: needs \"from\", \"to\", \"after\" and \"before\"", what);
+    if (seen != 15) TC_JSON_FAIL(r, TC_ERR_PARSE, "%s: needs \"from\", \"to\", \"after\" and \"before\"", what);
     for (int k = 0; k < 6; k++)
         if (ivec_push(&d->syncs, v[k])) TC_FAIL(TC_ERR_NOMEM, "schedule: out of memory");
     return TC_OK;
 }
 
-static tc_status read_syncs(jrd *r, jdoc *d)
+static tc_status read_syncs(tc_json *r, jdoc *d)
 {
     tc_status rc;
     int empty;
-    if ((rc = list_open(r, "\"syncs\" must be a list of syncs", &empty)) || empty) return rc;
+    if ((rc = tc_json_list_open(r, "\"syncs\" must be a list of syncs", &empty)) || empty) return rc;
     int64_t i = 0;
     do {
         if ((rc = read_sync(r, d, i++))) return rc;
-    } while (peek_take(r, ','));
-    return expect(r, ']');
+    } while (tc_json_take(r, ','));
+    return tc_json_expect(r, ']');
 }
 
-static tc_status read_document(jrd *r, jdoc *d)
+static tc_status read_document(tc_json *r, jdoc *d)
 {
     tc_status rc;
     char b[32], *key = NULL;
-    if ((rc = expect(r, '{'))) return rc;
+    if ((rc = tc_json_expect(r, '{'))) return rc;
     r->depth = 1;
-    if (!peek_take(r, '}')) {
+    if (!tc_json_take(r, '}')) {
         do {
             const char *at = r->p;
-            if ((rc = read_string(r, &key))) return rc;
-            if ((rc = expect(r, ':'))) { free(key); return rc; }
+            if ((rc = tc_json_string(r, &key))) return rc;
+            if ((rc = tc_json_expect(r, ':'))) { free(key); return rc; }
             int *have = !strcmp(key, "machines") ? &d->have_machines : !strcmp(key, "phases") ? &d->have_phases
                       : !strcmp(key, "syncs") ? &d->have_syncs : NULL;
             char **str = !strcmp(key, "format") ? &d->format : !strcmp(key, "algorithm") ? &d->algorithm : NULL;
@@ -514,31 +263,31 @@ static tc_status read_document(jrd *r, jdoc *d)
                 char k[64];
                 snprintf(k, sizeof k, "%s", key);
                 free(key);
-                JFAIL(r, TC_ERR_PARSE, "\"%s\" given twice", k);
+                TC_JSON_FAIL(r, TC_ERR_PARSE, "\"%s\" given twice", k);
             }
             if (have) *have = 1;
-            if (!strcmp(key, "machines")) rc = read_machines(r, d);
+            if (!strcmp(key, "machines")) rc = tc_json_machines(r, &d->machines, &d->num_machines, &d->cap_machines);
             else if (!strcmp(key, "phases")) rc = read_phases(r, d);
             else if (!strcmp(key, "syncs")) rc = read_syncs(r, d);
             else if (str) {
-                skip_ws(r);
+                tc_json_ws(r);
                 if (r->p < r->end && *r->p != '"') {
                     char k[64];
                     snprintf(k, sizeof k, "%s", key);
                     free(key);
-                    JFAIL(r, TC_ERR_PARSE, "\"%s\" must be a string, found %s", k, what_here(r, b, sizeof b));
+                    TC_JSON_FAIL(r, TC_ERR_PARSE, "\"%s\" must be a string, found %s", k, tc_json_what(r, b, sizeof b));
                 }
-                rc = read_string(r, str);
+                rc = tc_json_string(r, str);
             } else
-                rc = skip_value(r);   /* keys added later are for other readers */
+                rc = tc_json_skip(r);   /* keys added later are for other readers */
             free(key);
             key = NULL;
             if (rc) return rc;
-        } while (peek_take(r, ','));
-        if ((rc = expect(r, '}'))) return rc;
+        } while (tc_json_take(r, ','));
+        if ((rc = tc_json_expect(r, '}'))) return rc;
     }
-    skip_ws(r);
-    if (r->p < r->end) JFAIL(r, TC_ERR_PARSE, "not JSON: %s after the document", what_here(r, b, sizeof b));
+    tc_json_ws(r);
+    if (r->p < r->end) TC_JSON_FAIL(r, TC_ERR_PARSE, "not JSON: %s after the document", tc_json_what(r, b, sizeof b));
     return TC_OK;
 }
 
@@ -564,7 +313,7 @@ static int64_t find_message(const msg_key *keys, int64_t n, int64_t key)
     return lo + 1 < n && keys[lo + 1].key == key ? -2 : keys[lo].op;
 }
 
-static tc_status attach_syncs(jrd *r, jdoc *d, tc_schedule *s)
+static tc_status attach_syncs(tc_json *r, jdoc *d, tc_schedule *s)
 {
     int64_t n = d->syncs.n / 6, p = s->num_ranks;
     if (!n) return TC_OK;
@@ -578,7 +327,7 @@ static tc_status attach_syncs(jrd *r, jdoc *d, tc_schedule *s)
         const int32_t *v = &d->syncs.v[6 * i];
         char w[600];
         r->p = r->text + d->sync_pos.v[i];
-        jwhere(r, w, sizeof w);
+        tc_json_where(r, w, sizeof w);
         for (int k = 0; k < 6; k++)
             if (v[k] >= p)
                 TC_FAIL_GOTO(rc, done, TC_ERR_PARSE, "%s: sync %lld: rank %d is out of range (ranks 0..%lld)", w,
@@ -604,7 +353,7 @@ tc_status tc_schedule_read_json(const char *text, size_t len, const char *filena
                                 tc_schedule **out)
 {
     if (!text || !out) TC_FAIL(TC_ERR_ARG, "schedule: missing argument");
-    jrd r = {text, text + len, text, filename ? filename : "<string>", 0};
+    tc_json r = {text, text + len, text, filename ? filename : "<string>", 0};
     jdoc d = {0};
     tc_schedule_builder *b = NULL;
     tc_schedule *s = NULL;

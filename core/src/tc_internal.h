@@ -109,6 +109,30 @@ tc_status tc_yaml_write(const tc_topology *topo, FILE *out);
  * the kind of file in messages ("topology", "schedule"). */
 tc_status tc_read_file(const char *path, const char *what, char **text, size_t *len);
 
+/* ---- the strict JSON reader the file readers share (json_read.c) ---- */
+typedef struct tc_json {
+    const char *p, *end, *text, *file;
+    int depth;
+} tc_json;
+const char *tc_json_where(const tc_json *r, char *buf, size_t len);   /* "file:line:column" */
+#define TC_JSON_FAIL(r, status, fmt, ...)                                                        \
+    do {                                                                                         \
+        char w_[600];                                                                            \
+        TC_FAIL((status), "%s: " fmt, tc_json_where((r), w_, sizeof w_), __VA_ARGS__);          \
+    } while (0)
+void tc_json_ws(tc_json *r);
+const char *tc_json_what(const tc_json *r, char *buf, size_t len);    /* what stands here, for messages */
+tc_status tc_json_expect(tc_json *r, char c);
+int tc_json_take(tc_json *r, char c);                                 /* consumes c if it is next */
+tc_status tc_json_nest(tc_json *r);
+tc_status tc_json_string(tc_json *r, char **out);                     /* out NULL: skip it */
+tc_status tc_json_skip(tc_json *r);                                   /* any value */
+tc_status tc_json_list_open(tc_json *r, const char *what, int *empty);
+tc_status tc_json_number(tc_json *r, double *v, double lo, double hi, const char *what);
+tc_status tc_json_integer(tc_json *r, long long *v, long long lo, long long hi, const char *what);
+int tc_json_line(const tc_json *r, const char *at);                   /* line number of a position */
+tc_status tc_json_machines(tc_json *r, char ***names, int *n, int *cap);   /* "machines": [names] */
+
 /* ---- schedule internals ---- */
 struct tc_schedule {
     char algorithm[48];

@@ -109,6 +109,27 @@ class _SyncStats(ctypes.Structure):
     _fields_ = [("sharing_pairs", ctypes.c_int64), ("candidates", ctypes.c_int64), ("kept", ctypes.c_int64)]
 
 
+class _ModelNetwork(ctypes.Structure):
+    _fields_ = [("alpha", ctypes.POINTER(ctypes.c_double)), ("num_classes", ctypes.c_int),
+                ("overhead", ctypes.c_double), ("default_rate", ctypes.c_double),
+                ("default_latency", ctypes.c_double)]
+
+
+class _ModelSignature(ctypes.Structure):
+    _fields_ = [("gamma", ctypes.c_double), ("delta", ctypes.c_double), ("threshold", ctypes.c_double)]
+
+
+class _ModelFeatures(ctypes.Structure):
+    _fields_ = [("startup", ctypes.c_double), ("byte_time", ctypes.c_double), ("messages", ctypes.c_double),
+                ("steps", ctypes.c_int)]
+
+
+class _TuningRule(ctypes.Structure):
+    _fields_ = [("ranks", ctypes.c_int), ("min_block", ctypes.c_longlong), ("max_block", ctypes.c_longlong),
+                ("algorithm", ctypes.c_int), ("segment_size", ctypes.c_longlong), ("fanout", ctypes.c_int),
+                ("line", ctypes.c_int)]
+
+
 _lib = None
 _libc = ctypes.CDLL(ctypes.util.find_library("c"))
 _libc.open_memstream.restype = ctypes.c_void_p
@@ -203,6 +224,25 @@ _PROTOS = {
     "tc_schedule_syncs": (ctypes.POINTER(I64), [P]),
     "tc_schedule_set_syncs": (I, [P, P, I64]),
     "tc_schedule_verify_syncs": (I, [P, P, I, ctypes.POINTER(_SyncReport)]),
+    "tc_model_default_network": (None, [ctypes.POINTER(_ModelNetwork), D, D]),
+    "tc_model_default_signature": (None, [I, ctypes.POINTER(_ModelSignature)]),
+    "tc_model_features_of": (I, [I, P, ctypes.POINTER(_PlanOptions), ctypes.POINTER(_ModelNetwork),
+                                 ctypes.POINTER(_ModelFeatures)]),
+    "tc_model_path_class": (I, [P, I, I]),
+    "tc_model_auto_features": (I, [P, D, ctypes.POINTER(_PlanOptions), ctypes.POINTER(_ModelFeatures * 2)]),
+    "tc_model_auto_choice": (I, [ctypes.POINTER(_ModelFeatures * 2), D, ctypes.POINTER(D * 2)]),
+    "tc_topology_restrict": (I, [P, P, I, ctypes.POINTER(P)]),
+    "tc_model_time": (D, [ctypes.POINTER(_ModelFeatures), ctypes.POINTER(_ModelSignature), D]),
+    "tc_plan_segments": (I, [ctypes.c_longlong, ctypes.c_longlong, I]),
+    "tc_tuning_load": (I, [S, ctypes.POINTER(P)]),
+    "tc_tuning_destroy": (None, [P]),
+    "tc_tuning_topology": (S, [P]),
+    "tc_tuning_num_machines": (I, [P]),
+    "tc_tuning_machine": (S, [P, I]),
+    "tc_tuning_num_rules": (I, [P]),
+    "tc_tuning_rule_at": (ctypes.POINTER(_TuningRule), [P, I]),
+    "tc_tuning_select": (I, [P, I, ctypes.c_longlong, ctypes.POINTER(ctypes.POINTER(_TuningRule))]),
+    "tc_tuning_check_topology": (I, [P, P]),
 }
 
 PROP_CONTENTION_FREE, PROP_OPTIMAL, PROP_TOPOLOGY_AWARE, PROP_SINGLE_PORT = 1, 2, 4, 8
@@ -450,6 +490,18 @@ class Topology:
     def peak_throughput(self, default_bandwidth: float) -> float:
         """Peak aggregate all-to-all throughput in bit/s."""
         return lib().tc_topology_peak_throughput(self._h, default_bandwidth)
+
+    def path_class(self, a: int, b: int) -> int:
+        """Network links crossed between machines a and b (the model's path
+        class: 0 same machine, 2 same switch, 3 one more switch ...)."""
+        return lib().tc_model_path_class(self._h, a, b)
+
+    def restrict(self, ranks: list[int]) -> "Topology":
+        """The tree of these machines only (in this order)."""
+        arr = (ctypes.c_int * len(ranks))(*ranks)
+        h = ctypes.c_void_p()
+        _check(lib().tc_topology_restrict(self._h, arr, len(ranks), ctypes.byref(h)))
+        return Topology(h.value)
 
     def expand(self, ranks_per_machine: list[int] | int) -> "Topology":
         """Several ranks a machine: each machine with more than one becomes a
@@ -762,3 +814,136 @@ def choose_shape(k: int, latency: float, bandwidth: float, nbytes: float) -> str
     """The tree shape the model picks for k groups at a level: "flat",
     "binomial" or "default" (k <= 2: both are one message)."""
     return {0: "default", 1: "flat", 2: "binomial"}[lib().tc_tree_choose_shape(k, latency, bandwidth, nbytes)]
+
+
+# ---- the performance model and tuning files (model.c, tuning.c) ----------------
+
+NATIVE = -1   # TC_NATIVE: the MPI's own all-to-all
+
+
+def algorithm_index(name: str) -> int:
+    """Registry index of an algorithm, NATIVE for "native"."""
+    if name == "native":
+        return NATIVE
+    i = lib().tc_algorithm_find(name.encode())
+    if i < 0:
+        valid = ", ".join(a["name"] for a in algorithms())
+        raise TopocollError("invalid argument", f"unknown algorithm '{name}'; valid: {valid}, native")
+    return i
+
+
+def algorithm_name(index: int) -> str:
+    return "native" if index == NATIVE else lib().tc_algorithm_name(index).decode()
+
+
+class Network:
+    """The point-to-point side of the model: alpha (s) by path class (network
+    links crossed: 0 same machine, 2 same switch, 3 one more switch ...),
+    and for the classes not measured the software overhead plus the path's
+    link latencies; rates and latencies of links the topology gives none."""
+
+    def __init__(self, alpha: dict[int, float] | None = None, overhead: float | None = None,
+                 default_rate: float | None = None, default_latency: float | None = None):
+        base = _ModelNetwork()
+        lib().tc_model_default_network(ctypes.byref(base), default_rate or 0.0,
+                                       default_latency if default_latency is not None else -1.0)
+        self.alpha = dict(alpha or {})
+        self.overhead = base.overhead if overhead is None else overhead
+        self.default_rate, self.default_latency = base.default_rate, base.default_latency
+
+    def _struct(self):
+        n = max(self.alpha, default=-1) + 1
+        arr = (ctypes.c_double * max(n, 1))(*[self.alpha.get(k, 0.0) for k in range(n)])
+        net = _ModelNetwork(ctypes.cast(arr, ctypes.POINTER(ctypes.c_double)), n, self.overhead, self.default_rate,
+                            self.default_latency)
+        return net, arr
+
+
+def default_signature(algorithm: str) -> dict:
+    """The contention signature the model uses without a fit (topocoll.h)."""
+    sig = _ModelSignature()
+    lib().tc_model_default_signature(algorithm_index(algorithm), ctypes.byref(sig))
+    return {"gamma": sig.gamma, "delta": sig.delta, "threshold": sig.threshold}
+
+
+def plan_segments(block: int, segment_size: int, machines: int) -> int:
+    """Segments the PMPI library cuts a block into (segmented algorithms)."""
+    return lib().tc_plan_segments(block, segment_size, machines)
+
+
+def model_features(algorithm: str, topology: "Topology", network: Network, segments: int = 1,
+                   fanout: int = 0, sync_depth: int = 1) -> dict:
+    """The model's features of an algorithm ("native" too) on a topology, as
+    the PMPI library plans it: startup (s), byte_time (s a block byte),
+    messages (each paying delta), steps."""
+    net, keep = network._struct()
+    opt = _PlanOptions(segments, fanout, None, sync_depth, 0)
+    f = _ModelFeatures()
+    _check(lib().tc_model_features_of(algorithm_index(algorithm), topology._h, ctypes.byref(opt), ctypes.byref(net),
+                                      ctypes.byref(f)))
+    del keep
+    return {"startup": f.startup, "byte_time": f.byte_time, "messages": f.messages, "steps": f.steps}
+
+
+def model_time(features: dict, signature: dict, block: float) -> float:
+    """T(m) = startup + gamma byte_time m + [m >= threshold] delta messages."""
+    f = _ModelFeatures(features["startup"], features["byte_time"], features["messages"], features.get("steps", 0))
+    sig = _ModelSignature(signature["gamma"], signature["delta"], signature["threshold"])
+    return lib().tc_model_time(ctypes.byref(f), ctypes.byref(sig), float(block))
+
+
+class Tuning:
+    """A tuning file as the core reads it (the PMPI library's reader)."""
+
+    def __init__(self, handle):
+        self._h = handle
+
+    def __del__(self):
+        if getattr(self, "_h", None) and _lib is not None:
+            _lib.tc_tuning_destroy(self._h)
+            self._h = None
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Tuning":
+        h = ctypes.c_void_p()
+        _check(lib().tc_tuning_load(os.fsencode(path), ctypes.byref(h)))
+        return cls(h)
+
+    @property
+    def topology(self) -> str:
+        return lib().tc_tuning_topology(self._h).decode("utf-8", "backslashreplace")
+
+    @property
+    def machines(self) -> list[str]:
+        L = lib()
+        return [L.tc_tuning_machine(self._h, i).decode("utf-8", "backslashreplace")
+                for i in range(L.tc_tuning_num_machines(self._h))]
+
+    @staticmethod
+    def _rule(r) -> dict:
+        return {"ranks": r.ranks, "min_block": r.min_block, "max_block": None if r.max_block < 0 else r.max_block,
+                "algorithm": algorithm_name(r.algorithm), "segment_size": r.segment_size or None,
+                "fanout": r.fanout or None, "line": r.line}
+
+    @property
+    def rules(self) -> list[dict]:
+        L = lib()
+        return [self._rule(L.tc_tuning_rule_at(self._h, i).contents) for i in range(L.tc_tuning_num_rules(self._h))]
+
+    def select(self, ranks: int, block: int) -> dict:
+        out = ctypes.POINTER(_TuningRule)()
+        _check(lib().tc_tuning_select(self._h, ranks, block, ctypes.byref(out)))
+        return self._rule(out.contents)
+
+    def check_topology(self, topology: "Topology") -> None:
+        _check(lib().tc_tuning_check_topology(self._h, topology._h))
+
+
+def untuned_auto(topology: "Topology", block: int, default_rate: float | None = None) -> tuple[str, dict]:
+    """What the PMPI library's auto picks without a tuning file (the core's
+    rule), and the two predictions it compared (seconds)."""
+    f = (_ModelFeatures * 2)()
+    _check(lib().tc_model_auto_features(topology._h, default_rate or default("bandwidth"), None, ctypes.byref(f)))
+    t = (D * 2)()
+    pick = lib().tc_model_auto_choice(ctypes.byref(f), float(block), ctypes.byref(t))
+    return algorithm_name(pick), {"native": t[0], "faraj-yuan": t[1]}

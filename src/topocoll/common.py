@@ -34,6 +34,41 @@ def emit_json(obj) -> None:
     sys.stdout.write("\n")
 
 
+def write_json(doc, path: str | None, indent: int = 2) -> None:
+    """A JSON document to a file (stdout when path is None)."""
+    if not path:
+        emit_json(doc)
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=indent)
+            f.write("\n")
+    except OSError as e:
+        raise TopocollError("i/o error", f"cannot write '{path}': {e.strerror}") from None
+
+
+def read_json(path: str, what: str):
+    """A JSON document from a file; what names the kind of file in errors."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except OSError as e:
+        raise TopocollError("i/o error", f"cannot read {what} '{path}': {e.strerror}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise TopocollError("parse error", f"{path}: not a {what} file: {e}") from None
+
+
+def save_figure(fig, path: str) -> None:
+    """Write a matplotlib figure as PNG and close it."""
+    import matplotlib.pyplot as plt
+    try:
+        fig.savefig(path, dpi=110)
+    except OSError as e:
+        raise TopocollError("i/o error", f"cannot write '{path}': {e.strerror}") from None
+    finally:
+        plt.close(fig)
+
+
 def add_actions(parser):
     """Sub-actions of a command (``topocoll topology show``...): each action's
     parser sets ``_action``; the command's ``run`` is ``run_action``."""

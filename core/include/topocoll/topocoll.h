@@ -59,6 +59,7 @@ void tc_error_clear(void);
 /* messages (ranks x (ranks - 1) x segments) of one whole planned schedule:
  * 8,192 ranks plan in 13 s and 3.4 GB, 16,384 would need ~14 GB */
 #define TC_MAX_PLAN_MESSAGES (1LL << 27)
+#define TC_MAX_TUNING_RULES 65536          /* rules of one tuning file */
 #define TC_MAX_SIZE 1099511627776.0   /* bytes: a block, a segment (1 TiB) */
 /* A bare number as a rate is Mbit/s everywhere (Slurm's LinkSpeed reading). */
 #define TC_BARE_RATE_UNIT 1e6
@@ -486,6 +487,94 @@ int tc_topology_levels(const tc_topology *topo, int rank, char *buf, size_t len)
  * ids differ, `levels` when they share every group (one bottom group). */
 int tc_groups_split_level(const int *groups, int levels, int a, int b);
 tc_status tc_groups_from_names(const char *const *names, int n, char sep, int *levels, int **groups);
+
+/* ---- performance model and tuning (model.c, tuning.c) ------------------- */
+/*
+ * The contention-signature model of Steffenel, Martinasso & Trystram (eqs.
+ * 4-5) for every algorithm of the registry and for the MPI's own (TC_NATIVE):
+ * T(m) = startup + gamma byte_time m + [m >= threshold] delta messages
+ * (model.c says how the features are read from a schedule).
+ */
+#define TC_NATIVE (-1)                 /* the MPI's own MPI_Alltoall, in model and tuning calls */
+#define TC_MODEL_MAX_CLASSES (2 * TC_MAX_LEVELS + 2)   /* path classes: network links crossed */
+#define TC_MAX_SEGMENTS 256            /* pieces a block is cut into at most */
+/* Without measurements: a message's start-up is this software overhead plus
+ * its path's link latencies (the emulated cluster's ping-pong, less its
+ * links' latencies; docs/results/2026-11-23-model.md) ... */
+#define TC_DEFAULT_MODEL_OVERHEAD 60e-6
+/* ... and the contention signatures the emulated cluster's fit found: the
+ * MPI's own all-to-all on the bottleneck link, and a contention-free one. */
+#define TC_DEFAULT_NATIVE_GAMMA 1.25
+#define TC_DEFAULT_SCHEDULE_GAMMA 1.0
+typedef struct tc_model_network {
+    const double *alpha;     /* alpha[k]: start-up (s) of a message over k network links; */
+    int num_classes;         /* classes past the table or with alpha <= 0: overhead + latencies */
+    double overhead;         /* s */
+    double default_rate;     /* bit/s of links the topology gives none */
+    double default_latency;  /* s, likewise */
+} tc_model_network;
+typedef struct tc_model_signature { double gamma, delta, threshold; } tc_model_signature;
+typedef struct tc_model_features {
+    double startup;          /* s on the critical path */
+    double byte_time;        /* s a byte of a block costs on the busiest links */
+    double messages;         /* messages on the critical path (each pays delta) */
+    int steps;
+} tc_model_features;
+void tc_model_default_network(tc_model_network *net, double default_rate, double default_latency);
+void tc_model_default_signature(int algorithm, tc_model_signature *sig);
+/* The features of an algorithm (a registry index or TC_NATIVE) planned with
+ * options on the topology, of a schedule, or of the MPI's own all-to-all. */
+tc_status tc_model_features_of(int algorithm, const tc_topology *topo, const tc_plan_options *options,
+                               const tc_model_network *net, tc_model_features *out);
+tc_status tc_model_schedule_features(const tc_schedule *s, const tc_topology *topo, const tc_model_network *net,
+                                     tc_model_features *out);
+tc_status tc_model_native_features(const tc_topology *topo, const tc_model_network *net, tc_model_features *out);
+/* The class of the path between machines a and b: network links crossed. */
+int tc_model_path_class(const tc_topology *topo, int a, int b);
+double tc_model_time(const tc_model_features *f, const tc_model_signature *sig, double block_bytes);
+/* Untuned auto: out[0] the MPI's own features, out[1] faraj-yuan's (planned
+ * with opt's sync depth and phase order), with the default network at
+ * default_rate (bit/s, links the topology gives none); then the choice for a
+ * block size: faraj-yuan's registry index where the model predicts it faster
+ * than the MPI's own, else TC_NATIVE; seconds (if not NULL) gets both
+ * predictions. */
+tc_status tc_model_auto_features(const tc_topology *topo, double default_rate, const tc_plan_options *opt,
+                                 tc_model_features out[2]);
+int tc_model_auto_choice(const tc_model_features f[2], double block_bytes, double seconds[2]);
+/* Segments of a block for the segmented algorithms, as the PMPI library cuts
+ * them: ceil(block / segment_size), at most TC_MAX_SEGMENTS and within the
+ * planner's message limit for this many machines. */
+int tc_plan_segments(long long block_bytes, long long segment_size, int machines);
+
+/*
+ * A tuning file (docs/interfaces.md, "Tuning file"): which algorithm runs
+ * for a communicator of `ranks` ranks and blocks in [min_block, max_block].
+ * The reader refuses rules that overlap or leave a block size uncovered.
+ */
+typedef struct tc_tuning tc_tuning;
+typedef struct tc_tuning_rule {
+    int ranks;
+    long long min_block, max_block;   /* max_block -1: no upper end */
+    int algorithm;                    /* registry index or TC_NATIVE */
+    long long segment_size;           /* 0: the default */
+    int fanout;                       /* 0: the default */
+    int line;                         /* in the file */
+} tc_tuning_rule;
+tc_status tc_tuning_read(const char *text, size_t len, const char *filename, tc_tuning **out);
+tc_status tc_tuning_load(const char *path, tc_tuning **out);
+void tc_tuning_destroy(tc_tuning *t);
+const char *tc_tuning_file(const tc_tuning *t);
+const char *tc_tuning_topology(const tc_tuning *t);
+int tc_tuning_num_machines(const tc_tuning *t);
+const char *tc_tuning_machine(const tc_tuning *t, int i);
+int tc_tuning_num_rules(const tc_tuning *t);
+const tc_tuning_rule *tc_tuning_rule_at(const tc_tuning *t, int i);
+/* The rule for a call; TC_ERR_ARG (naming the file and the process counts
+ * it was tuned for) when the file has none for this many ranks. */
+tc_status tc_tuning_select(const tc_tuning *t, int ranks, long long block_bytes, const tc_tuning_rule **rule);
+/* TC_ERR_ARG unless the topology's machines are the file's (same names, any
+ * order): a file tuned on another topology is refused. */
+tc_status tc_tuning_check_topology(const tc_tuning *t, const tc_topology *topo);
 
 #ifdef __cplusplus
 }

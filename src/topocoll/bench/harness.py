@@ -16,6 +16,7 @@ import sys
 from dataclasses import dataclass, field
 
 from .._core import Topology, TopocollError, format_rate
+from ..common import save_figure
 
 CSV_COLUMNS = ["backend", "topology", "algorithm", "ranks", "msize_bytes", "repetition", "seconds"]
 
@@ -54,9 +55,15 @@ def collective_env(collective: str, algorithm: str) -> dict:
     ``two-level:L`` is the two-level tree clustered at level L."""
     name, _, level = algorithm.partition(":")
     env = {f"TOPOCOLL_{collective.upper()}": name}
-    if level:
+    if level and name == "two-level":
         env["TOPOCOLL_TWO_LEVEL_AT"] = level
     return env
+
+
+def auto_env(algorithm: str, tuning: str | None) -> dict:
+    """TOPOCOLL_TUNING for `auto` (the tuned choice); `auto:untuned` is auto
+    without a tuning file, as a user gets it out of the box."""
+    return {"TOPOCOLL_TUNING": tuning} if algorithm == "auto" and tuning else {}
 
 
 def collect(algorithm: str, cmd: list[str], env: dict, repetitions: int, on_size=None, cwd=None,
@@ -83,7 +90,8 @@ def collect(algorithm: str, cmd: list[str], env: dict, repetitions: int, on_size
         raise TopocollError("i/o error", f"the benchmark failed for {algorithm} (exit {proc.returncode}):\n{err[-2000:]}")
     name = algorithm.partition(":")[0]
     ran = [l for l in err.splitlines() if l.startswith(f"topocoll: {collective} ")]
-    calls = [l for l in ran if l.startswith(f"topocoll: {collective} {name} calls=")]
+    calls = [l for l in ran if l.startswith(f"topocoll: {collective} {name} calls=") or
+             (name == "auto" and " calls=" in l)]     # auto: whatever it chose ran
     if not calls:
         raise TopocollError("verification failed", f"{algorithm} did not run: {ran or err[-500:]}")
     counts = [l for l in ran if l.startswith(f"topocoll: {collective} {name} messages ")]
@@ -274,8 +282,4 @@ def plot(result: Result, algorithms: list[str], sizes: list[int], path: str) -> 
     fig.suptitle(f"MPI_{result.collective.capitalize()} on {result.topology.name} ({result.ranks} ranks), "
                  f"{result.backend}", fontsize=11)
     fig.tight_layout()
-    try:
-        fig.savefig(path, dpi=110)
-    except OSError as e:
-        raise TopocollError("i/o error", f"cannot write '{path}': {e.strerror}") from None
-    plt.close(fig)
+    save_figure(fig, path)

@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
 from .._core import Topology, TopocollError, library_path
-from .harness import Sample, collect, collective_env
+from .harness import Sample, auto_env, collect, collective_env
 from .platform import hostfile, platform_xml
 
 MODELS = {
@@ -81,6 +82,7 @@ class SimGridBackend:
         # against 3 s with 64 KB, for the same result within 0.2 %.
         self.env.setdefault("TOPOCOLL_SEGMENT_SIZE", str(SIMULATION_SEGMENT_SIZE))
         self.collective = collective
+        self.tuning: str | None = None          # TOPOCOLL_TUNING for the algorithm auto
         self.messages: dict = {}
         # SMPI_SHARED_MALLOC from 64 ranks on: 256 ranks x 64 KB x 256 would be 4 GB a buffer
         self.shared = sum(self.counts) >= 64 if shared is None else shared
@@ -107,9 +109,23 @@ class SimGridBackend:
             cmd.append("--shared")
         return cmd + [str(s) for s in sizes]
 
+    def run_program(self, name: str, args: list, env: dict | None = None) -> str:
+        """Run another program of ours (the ping-pong) under smpirun."""
+        cmd = ["smpirun", "-platform", str(self.workdir / "platform.xml"), "-hostfile", str(self.workdir / "hostfile"),
+               "-np", str(sum(self.counts))] + [f"--cfg={c}" for c in MODELS[self.model] + COMMON] + \
+              ["--log=root.thres:warning", str(program(name.removesuffix("_bench")))] + [str(a) for a in args]
+        proc = subprocess.run(cmd, env=dict(os.environ, **(env or {})), capture_output=True, text=True, cwd=self.workdir)
+        if proc.returncode:
+            raise TopocollError("i/o error", f"{name} failed under smpirun (exit {proc.returncode}):\n"
+                                             f"{proc.stderr[-2000:]}")
+        return proc.stdout
+
     def run(self, algorithm: str, sizes: list[int], repetitions: int, warmup: int, on_size=None) -> list[Sample]:
+        if algorithm.startswith("native:"):
+            raise TopocollError("invalid argument", f"{algorithm} is one of a real MPI's own algorithms: "
+                                                    "--backend testbed or mpirun")
         env = dict(os.environ, TOPOCOLL_TOPOLOGY=self.topology_arg, TOPOCOLL_STATS="1", **self.env,
-                   **collective_env(self.collective, algorithm))
+                   **collective_env(self.collective, algorithm), **auto_env(algorithm, self.tuning))
         env.pop("TOPOCOLL_RANK_MAP", None)      # SMPI's processor names are the hosts: the machines
         if self.sync_depth:
             env["TOPOCOLL_SYNC_DEPTH"] = str(self.sync_depth)

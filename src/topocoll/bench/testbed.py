@@ -5,11 +5,13 @@ with the PMPI library preloaded; `native` is Open MPI's own MPI_Alltoall."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 from .._core import Topology, TopocollError, library_path, phase_orders
 from ..testbed import mpi, net
-from .harness import Sample, collect, collective_env
+from . import native_tuning
+from .harness import Sample, auto_env, collect, collective_env
 
 
 def program(collective: str = "alltoall") -> Path:
@@ -35,7 +37,9 @@ class TestbedBackend:
         self.counts = counts or [1] * topology.num_machines
         self.env = dict(env or {})
         self.collective = collective
+        self.tuning: str | None = None          # TOPOCOLL_TUNING for the algorithm auto
         self.messages: dict = {}
+        self.native_rules: str | None = None    # native:tuned's Open MPI rules file
         record = net.status()
         self.brought_up = False
         if record and record.get("machines") and record["machines"] != topology.machines:
@@ -71,20 +75,34 @@ class TestbedBackend:
         return topology.peak_throughput(self.record["rate_bps"]) if self.collective == "alltoall" else 0.0
 
     def run(self, algorithm: str, sizes: list[int], repetitions: int, warmup: int, on_size=None) -> list[Sample]:
+        mca, native_env = native_tuning.settings("openmpi", algorithm, self.native_rules)
         env = {"LD_PRELOAD": str(library_path().parent / "libtopocoll_pmpi.so"),
                "TOPOCOLL_TOPOLOGY": self.topology_arg, "TOPOCOLL_STATS": "1", **self.env,
-               **collective_env(self.collective, algorithm)}
+               **collective_env(self.collective, algorithm), **native_env,
+               **auto_env(algorithm, self.tuning)}
         mpi.executor_env(self.record, env)
         if self.sync_depth:
             env["TOPOCOLL_SYNC_DEPTH"] = str(self.sync_depth)
         argv = [str(program(self.collective)), "--warmup", str(warmup), "--repetitions", str(repetitions)] + [str(s) for s in sizes]
         slots = dict(zip(self.topology.machines, self.counts))
-        with mpi.mpirun_command(self.record, argv, sorted(env), np=sum(self.counts), mca=self.mca,
+        with mpi.mpirun_command(self.record, argv, sorted(env), np=sum(self.counts), mca={**self.mca, **mca},
                                 slots=slots) as cmd:
             samples = collect(algorithm, cmd, dict(os.environ, **env), repetitions, on_size,
                               collective=self.collective, messages=self.messages)
         self.load.append(os.getloadavg()[0])
         return samples
+
+    def run_program(self, name: str, args: list, env: dict | None = None) -> str:
+        """Run another program of ours (the ping-pong) on the testbed's ranks."""
+        env = dict(env or {})
+        mpi.executor_env(self.record, env)
+        slots = dict(zip(self.topology.machines, self.counts))
+        with mpi.mpirun_command(self.record, [str(program(name.removesuffix("_bench")))] + [str(a) for a in args],
+                                sorted(env), np=sum(self.counts), mca=self.mca, slots=slots) as cmd:
+            proc = subprocess.run(cmd, env=dict(os.environ, **env), capture_output=True, text=True)
+        if proc.returncode:
+            raise TopocollError("i/o error", f"{name} failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
+        return proc.stdout
 
     def close(self) -> None:
         if self.brought_up:

@@ -1,6 +1,6 @@
 """One module per command, each with ``description``, ``setup_parser`` and ``run``."""
 
-from . import algorithms, bench, config, demo, generate, plan, simgrid, testbed, topology, verify
+from . import algorithms, bench, config, demo, generate, model, plan, simgrid, testbed, topology, tune, verify
 
 COMMANDS = {
     "topology": topology,
@@ -8,6 +8,8 @@ COMMANDS = {
     "verify": verify,
     "generate": generate,
     "bench": bench,
+    "model": model,
+    "tune": tune,
     "simgrid": simgrid,
     "testbed": testbed,
     "algorithms": algorithms,

@@ -48,14 +48,13 @@ def pmpi_options() -> list:
 
 def setup_parser(p):
     add_topology_argument(p)
-    p.add_argument("--backend", default="simgrid", choices=["simgrid", "testbed"],
-                   help="where to run: simgrid (SMPI simulation; default) or testbed (the emulated switched "
-                        "cluster, real TCP and Open MPI; needs root)")
+    add_backend_arguments(p)
     p.add_argument("--collective", default="alltoall", choices=["alltoall", "bcast"],
                    help="what to time: alltoall (default) or bcast (Karonis et al.'s method: every rank the root "
                         "in turn, an acknowledgement barrier after each broadcast)")
     p.add_argument("--algorithms", default="all",
-                   help="comma-separated algorithms, or 'all' (every registered one and native; default); for "
+                   help="comma-separated algorithms, or 'all' (every registered one and native; default); 'auto' "
+                        "is the PMPI library's choice as a user gets it (with --tuning FILE; auto:untuned without one); for "
                         "--collective bcast: multilevel, binomial, two-level (or two-level:L, clusters at level L, "
                         "0 = top), native")
     p.add_argument("--sizes", default=DEFAULT_SIZES, help=f"block sizes (default {DEFAULT_SIZES})")
@@ -80,9 +79,56 @@ def setup_parser(p):
                         "ranks are planned as switches holding them")
     for flag, var, kwargs in pmpi_options():
         p.add_argument(flag, **{**kwargs, "help": f"{kwargs['help']} ({var})"})
+    p.add_argument("--tuning", metavar="FILE",
+                   help="a tuning file from 'topocoll tune' for the 'auto' algorithm (TOPOCOLL_TUNING)")
+    p.add_argument("--native-rules", metavar="FILE",
+                   help="the MPI's own tuning file (from 'topocoll tune --export-openmpi/--export-mpich') for the "
+                        "algorithm native:tuned; native:ALG runs one of the MPI's own algorithms (Open MPI: linear, "
+                        "pairwise, modified_bruck, linear_sync[:REQUESTS]; MPICH: brucks, scattered, pairwise)")
     p.add_argument("--csv", help="write every timed call to this CSV file")
     p.add_argument("--plot", help="write the figure (time and throughput against size) to this PNG file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def add_backend_arguments(p) -> None:
+    """--backend and the launcher after '--' (bench, tune, model pingpong)."""
+    p.add_argument("--backend", default="simgrid", choices=["simgrid", "testbed", "mpirun"],
+                   help="where to run: simgrid (SMPI simulation; default), testbed (the emulated switched cluster, "
+                        "real TCP and Open MPI; needs root) or mpirun (a real cluster through your own launcher, "
+                        "given after '--': -- mpirun -np 16 --hostfile hosts, or -- srun -N 16)")
+    p.add_argument("launcher", nargs="*", metavar="-- LAUNCHER ARGS",
+                   help="--backend mpirun: the launcher and its arguments, after '--'")
+
+
+def make_backend(args, machines, counts, env: dict | None = None, collective: str = "alltoall"):
+    """The back-end the arguments name, set up to run on the topology."""
+    env = dict(env or {})
+    if args.launcher and args.backend != "mpirun":
+        raise TopocollError("invalid argument", f"unexpected arguments {' '.join(args.launcher)!r} (a launcher "
+                                                "goes with --backend mpirun)")
+    if args.backend == "simgrid":
+        from ..bench.simgrid import SimGridBackend
+        return SimGridBackend(args.topology, machines, rate(args.bandwidth), parse_time(args.latency),
+                              model=args.model, selector=args.smpi_selector, sync_depth=args.sync_depth,
+                              counts=counts, env=env, collective=collective)
+    if args.backend == "mpirun":
+        from ..bench.mpirun import MpirunBackend
+        return MpirunBackend(args.topology, machines, args.launcher, rate(args.bandwidth), counts=counts, env=env,
+                             collective=collective)
+    from ..bench.testbed import TestbedBackend
+    mca = dict(kv.split("=", 1) for kv in args.mca if "=" in kv)
+    return TestbedBackend(args.topology, machines, rate(args.bandwidth), args.buffer, args.rto_min, mca,
+                          args.sync_depth, counts=counts, env=env, collective=collective, host_queue=args.host_queue)
+
+
+def tuning_env(path: str | None, machines) -> dict:
+    """TOPOCOLL_TUNING for a tuning file, read and checked here first (the
+    PMPI library would stop the job on the same problems)."""
+    if not path:
+        return {}
+    from .._core import Tuning
+    Tuning.load(path).check_topology(machines)
+    return {"TOPOCOLL_TUNING": os.path.abspath(path)}
 
 
 def setup_args(argv: list[str]):
@@ -112,9 +158,10 @@ def algorithm_list(text: str, collective: str = "alltoall", levels: int = 1) -> 
     known = [a["name"] for a in algorithms()] + ["native"]
     if text == "all":
         return known
+    known += ["auto", "auto:untuned"]
     names = [t.strip() for t in text.split(",") if t.strip()]
     for n in names:
-        if n not in known:
+        if n not in known and not n.startswith("native:"):
             raise TopocollError("invalid argument", f"unknown algorithm '{n}'; valid: {', '.join(known)}, all")
     return names
 
@@ -151,17 +198,12 @@ def measure(args) -> harness.Result:
     sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
     if args.repetitions < 1:
         raise TopocollError("invalid argument", "--repetitions must be at least 1")
-    if args.backend == "simgrid":
-        from ..bench.simgrid import SimGridBackend
-        backend = SimGridBackend(args.topology, machines, rate(args.bandwidth), parse_time(args.latency),
-                                 model=args.model, selector=args.smpi_selector, sync_depth=args.sync_depth,
-                                 counts=counts, env=parameter_env(args), collective=args.collective)
-    else:
-        from ..bench.testbed import TestbedBackend
-        mca = dict(kv.split("=", 1) for kv in args.mca if "=" in kv)
-        backend = TestbedBackend(args.topology, machines, rate(args.bandwidth), args.buffer, args.rto_min, mca,
-                                 args.sync_depth, counts=counts, env=parameter_env(args), collective=args.collective,
-                                 host_queue=args.host_queue)
+    backend = make_backend(args, machines, counts, parameter_env(args), args.collective)
+    backend.tuning = tuning_env(args.tuning, machines).get("TOPOCOLL_TUNING")
+    if getattr(args, "native_rules", None):
+        if not os.path.isfile(args.native_rules):
+            raise TopocollError("i/o error", f"--native-rules: no file '{args.native_rules}'")
+        backend.native_rules = args.native_rules
     print(f"bench: {topo.name}, {machines.num_machines} machines, {topo.num_machines} ranks, backend {backend.name}\n"
           f"  {harness.describe_settings(backend.settings())}", file=sys.stderr)
     try:
