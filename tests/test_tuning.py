@@ -4,8 +4,10 @@ files, each against something that could fail."""
 
 from __future__ import annotations
 
+import csv as csvlib
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -401,3 +403,33 @@ def test_mpich_loads_the_exported_tree_and_runs_what_it_names(tmp_path):
     proc = mpich_check({"collective=alltoall": {"comm_typo=intra": {"algorithm=MPIR_Alltoall_intra_brucks": {}}}},
                        tmp_path)
     assert proc.returncode != 0 and "unknown key" in proc.stderr + proc.stdout
+
+
+# ---- the user's own launcher ---------------------------------------------------------------
+
+@pytest.mark.parametrize("mpi, launcher, variant", [
+    ("openmpi", ["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe", "-np", "4"], "native:pairwise"),
+    ("mpich", ["mpiexec.mpich", "-n", "4"], "native:brucks"),
+])
+def test_bench_and_pingpong_through_the_users_launcher(tmp_path, mpi, launcher, variant):
+    env = dict(os.environ, TOPOCOLL_RANK_MAP="n0,n1,n2,n3")
+    csv = tmp_path / "b.csv"
+    r = cli("bench", "chain:2,2", "--backend", "mpirun", "--algorithms", f"native,faraj-yuan,auto:untuned,{variant}",
+            "--sizes", "1K", "--repetitions", "2", "--csv", csv, "--quiet", "--", *launcher, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    algs = {row["algorithm"] for row in csvlib.DictReader(csv.open())}
+    assert algs == {"native", "faraj-yuan", "auto:untuned", variant}
+    r = cli("model", "pingpong", "chain:2,2", "--backend", "mpirun", "--sizes", "0,64K", "--repetitions", "3",
+            "-o", tmp_path / "p.json", "--", *launcher, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    classes = json.loads((tmp_path / "p.json").read_text())["classes"]
+    assert [c["links"] for c in classes] == [2, 3] and all(c["alpha"] > 0 for c in classes)
+
+
+def test_mpirun_backend_needs_a_launcher():
+    r = cli("bench", "4", "--backend", "mpirun", "--sizes", "1K")
+    assert r.returncode == 2 and "needs the launcher after '--'" in r.stderr
+    r = cli("bench", "4", "--backend", "simgrid", "--sizes", "1K", "--", "mpirun")
+    assert r.returncode == 2 and "a launcher goes with --backend mpirun" in r.stderr
+    r = cli("bench", "4", "--backend", "simgrid", "--algorithms", "native:linear", "--sizes", "8", "--quiet")
+    assert r.returncode == 2 and "testbed or mpirun" in r.stderr

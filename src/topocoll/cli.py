@@ -27,9 +27,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: commands whose --backend mpirun takes the user's launcher after '--'
+LAUNCHER_COMMANDS = ("bench", "tune", "model")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    launcher = []
+    if argv and argv[0] in LAUNCHER_COMMANDS and "--" in argv:
+        at = argv.index("--")
+        argv, launcher = argv[:at], argv[at + 1:]
     args = parser.parse_args(argv)
+    if launcher:
+        args.launcher = launcher
     try:
         return int(args._run(args) or 0)
     except TopocollError as e:

@@ -96,8 +96,7 @@ def add_backend_arguments(p) -> None:
                    help="where to run: simgrid (SMPI simulation; default), testbed (the emulated switched cluster, "
                         "real TCP and Open MPI; needs root) or mpirun (a real cluster through your own launcher, "
                         "given after '--': -- mpirun -np 16 --hostfile hosts, or -- srun -N 16)")
-    p.add_argument("launcher", nargs="*", metavar="-- LAUNCHER ARGS",
-                   help="--backend mpirun: the launcher and its arguments, after '--'")
+    p.set_defaults(launcher=[])      # cli.py hands over what follows '--' 
 
 
 def make_backend(args, machines, counts, env: dict | None = None, collective: str = "alltoall"):
