@@ -272,9 +272,10 @@ def test_tune_and_bench_auto_on_simgrid(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     t = Tuning.load(out)
     doc = json.loads(out.read_text())
-    for m in (8, 1024, 65536, 262144):     # the measured best wins at each measured size
+    from topocoll.commands.tune import TIE
+    for m in (8, 1024, 65536, 262144):     # the measured best (or one tied with it) wins at each measured size
         times = doc["measured"][{8: "8", 1024: "1K", 65536: "64K", 262144: "256K"}[m]]
-        assert t.select(4, m)["algorithm"] == min(times, key=times.get)
+        assert times[t.select(4, m)["algorithm"]] <= min(times.values()) * (1 + TIE)
     r = cli("bench", "chain:2,2", "--backend", "simgrid", "--algorithms", "auto,auto:untuned", "--sizes", "8,256K",
             "--repetitions", "1", "--tuning", out, "--quiet")
     assert r.returncode == 0, r.stderr[-2000:]
