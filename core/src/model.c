@@ -216,7 +216,10 @@ void tc_model_default_network(tc_model_network *net, double default_rate, double
     memset(net, 0, sizeof *net);
     net->overhead = TC_DEFAULT_MODEL_OVERHEAD;
     net->default_rate = default_rate > 0 ? default_rate : TC_DEFAULT_BANDWIDTH;
-    net->default_latency = default_latency >= 0 ? default_latency : TC_DEFAULT_LATENCY;
+    /* links without a latency add none: the overhead is a message's whole
+     * start-up through one switch (TC_DEFAULT_LATENCY, 50 us a link, made
+     * faraj-yuan's 32-64 phases look 3-4x dearer than measured at 8K) */
+    net->default_latency = default_latency >= 0 ? default_latency : 0;
 }
 
 /* Untuned auto (the PMPI library without TOPOCOLL_TUNING, `topocoll model
@@ -226,7 +229,7 @@ tc_status tc_model_auto_features(const tc_topology *t, double default_rate, cons
                                  tc_model_features out[2])
 {
     tc_model_network net;
-    tc_model_default_network(&net, default_rate, TC_DEFAULT_LATENCY);
+    tc_model_default_network(&net, default_rate, -1);
     tc_plan_options one = opt ? *opt : (tc_plan_options){0};
     one.segments = 1;
     tc_status rc = tc_model_native_features(t, &net, &out[0]);

@@ -498,9 +498,9 @@ tc_status tc_groups_from_names(const char *const *names, int n, char sep, int *l
 #define TC_NATIVE (-1)                 /* the MPI's own MPI_Alltoall, in model and tuning calls */
 #define TC_MODEL_MAX_CLASSES (2 * TC_MAX_LEVELS + 2)   /* path classes: network links crossed */
 #define TC_MAX_SEGMENTS 256            /* pieces a block is cut into at most */
-/* Without measurements: a message's start-up is this software overhead plus
- * its path's link latencies (the emulated cluster's ping-pong, less its
- * links' latencies; docs/results/2026-11-23-model.md) ... */
+/* Without measurements: a message's start-up is this overhead (its whole
+ * start-up through one switch: the emulated cluster's ping-pong, 49-71 us)
+ * plus the latencies the topology gives its path's links ... */
 #define TC_DEFAULT_MODEL_OVERHEAD 60e-6
 /* ... and the contention signatures the emulated cluster's fit found: the
  * MPI's own all-to-all on the bottleneck link, and a contention-free one. */

@@ -176,6 +176,28 @@ def run(backend, topology: Topology, algorithms: list[str], sizes: list[int], re
     return result
 
 
+#: medians this close to the fastest count as a tie in `tune`'s decisions (the
+#: run-to-run spread of one algorithm on the emulated cluster: 1-3 % at
+#: 32K-1M blocks)
+TIE = 0.02
+
+
+def winners(result: Result, algorithms: list[str], sizes: list[int], tie: float = 0.0) -> dict[int, str]:
+    """The fastest algorithm (median) at each size; where the previous
+    size's choice is within `tie` of the fastest, it stays (fewer switches
+    between algorithms that measure alike)."""
+    best, previous = {}, None
+    for m in sizes:
+        times = {a: result.median(a, m) for a in algorithms if result.median(a, m)}
+        if not times:
+            raise TopocollError("verification failed", f"no algorithm ran at {m}-byte blocks")
+        best[m] = min(times, key=times.get)
+        if previous in times and times[previous] <= times[best[m]] * (1 + tie):
+            best[m] = previous
+        previous = best[m]
+    return best
+
+
 def collective_table(result: Result, algorithms: list[str], sizes: list[int]) -> str:
     """Rooted collectives: median time per size, speed-up over the first
     algorithm, and the messages a call sends across each level."""

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from .._core import TopocollError
+from . import harness
 
 #: Open MPI 4.1's coll_tuned_alltoall_algorithm numbers.
 OPENMPI = {"linear": 1, "pairwise": 2, "modified_bruck": 3, "linear_sync": 4}
@@ -66,15 +67,6 @@ def settings(mpi: str, algorithm: str, rules: str | None = None) -> tuple[dict, 
     if base not in MPICH:
         raise TopocollError("invalid argument", f"unknown MPICH alltoall algorithm '{base}'; valid: {', '.join(MPICH)}")
     return {}, {"MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM": base}
-
-
-def best_by_size(result, names: list[str], sizes: list[int]) -> dict[int, str]:
-    out = {}
-    for m in sizes:
-        times = {a: result.median(a, m) for a in names if result.median(a, m)}
-        if times:
-            out[m] = min(times, key=times.get)
-    return out
 
 
 def ranges(best: dict[int, str]) -> list[tuple[int, str]]:
@@ -155,7 +147,7 @@ def export(args, mpi: str, path: str, sizes: list[int]) -> None:
         result = bench.measure(args)
     finally:
         args.algorithms, args.csv, args.plot = saved
-    runs = ranges(best_by_size(result, names[1:], sizes))
+    runs = ranges(harness.winners(result, names[1:], sizes, harness.TIE))
     text = openmpi_rules(runs, result.ranks) if mpi == "openmpi" else \
         json.dumps(mpich_tree(runs, result.ranks, mpich_default_tree()), indent=1) + "\n"
     try:

@@ -18,9 +18,7 @@ description = "measure every algorithm over block sizes and write the decision f
 
 TUNE_SIZES = "8,64,1K,8K,32K,128K,512K,1M"
 TUNING_FORMAT = "topocoll-tuning/1"
-#: medians this close to the fastest count as a tie (the run-to-run spread of
-#: one algorithm on the emulated cluster: 1-3 % at 32K-1M blocks)
-TIE = 0.02
+TIE = harness.TIE
 
 
 def setup_parser(p):
@@ -80,18 +78,10 @@ def decide(result, algs: list[str], sizes: list[int], args) -> tuple[list[dict],
     between two measured sizes whose winners differ, the boundary where the
     model (fitted to this run) says the second overtakes the first, else
     the geometric middle."""
-    best, previous = {}, None
-    for m in sizes:
-        times = {a: result.median(a, m) for a in algs if result.median(a, m)}
-        if not times:
-            raise TopocollError("verification failed", f"no algorithm ran at {m}-byte blocks")
-        best[m] = min(times, key=times.get)
-        # within the noise of the fastest, keep the previous size's choice: fewer switches
-        # (on 16 machines at 128K, hierarchical-factor led faraj-yuan by 0.2 % in the tune
-        # run and trailed it by 2.9 % in the next)
-        if previous in times and times[previous] <= times[best[m]] * (1 + TIE):
-            best[m] = previous
-        previous = best[m]
+    # within the noise of the fastest, keep the previous size's choice (on 16
+    # machines at 128K, hierarchical-factor led faraj-yuan by 0.2 % in the tune
+    # run and trailed it by 2.9 % in the next)
+    best = harness.winners(result, algs, sizes, TIE)
     model = None
     try:
         rows = [{"algorithm": s.algorithm, "msize": s.msize, "seconds": s.seconds, "ranks": result.ranks,
