@@ -81,6 +81,7 @@ typedef struct comm_plan {
     int *clusters;              /* TOPOCOLL_CLUSTERS for its ranks, or NULL */
     double *rate_to;            /* pacing: data rate of the path to each rank, or NULL */
     int have_rates;
+    int too_many;               /* more ranks than a whole plan may hold: the MPI's own, reason says so */
     int modelled;               /* features below computed (untuned auto) */
     tc_model_features features[2];   /* native, faraj-yuan */
     plan_entry entry[PLANS_PER_COMM];
@@ -160,6 +161,7 @@ static comm_plan *make_plan(MPI_Comm comm)
                  (long long)TC_MAX_PLAN_MESSAGES);
         cp->fixed = -1;
         cp->is_auto = 0;
+        cp->too_many = 1;
     } else if (cp->shared >= 0 && (cp->is_auto || (cp->fixed >= 0 && needs_topology(cp->fixed)))) {
         cp->topo = pmpi_ranks_topology(ranks, size, cp->reason, sizeof cp->reason);
     }
@@ -213,6 +215,10 @@ static int choose(comm_plan *cp, long long block, long long *segment_size, int *
     *segment_size = pmpi_cfg.segment_size;
     *fanout = pmpi_cfg.fanout;
     why[0] = '\0';
+    if (cp->too_many) {
+        snprintf(why, len, "%s", cp->reason);
+        return -1;
+    }
     if (!cp->is_auto) {
         if (cp->fixed >= 0 && block < pmpi_cfg.min_bytes) {
             snprintf(why, len, "TOPOCOLL_ALLTOALL_MIN_BYTES=%lld", pmpi_cfg.min_bytes);

@@ -151,21 +151,3 @@ int tc_algorithm_broken_promises(int index, const tc_verify_report *r, unsigned 
     }
     return n;
 }
-
-/* What `auto` means, as data: the first rule whose block-size floor a call's
- * blocks reach picks the algorithm.  One rule until the selection work (a
- * contention model, tuning files) adds its own; this is the one place. */
-static const struct { long long min_block; const char *algorithm, *why; } auto_rules[] = {
-    {0, "faraj-yuan", "contention-free phases at every block size"},
-};
-
-int tc_alltoall_auto(long long block_bytes, const char **why)
-{
-    for (size_t i = sizeof auto_rules / sizeof auto_rules[0]; i-- > 0;)
-        if (block_bytes < 0 || block_bytes >= auto_rules[i].min_block) {
-            if (why) *why = auto_rules[i].why;
-            return tc_algorithm_find(auto_rules[i].algorithm);
-        }
-    if (why) *why = "no rule";
-    return -1;
-}

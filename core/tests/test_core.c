@@ -137,12 +137,13 @@ static void test_registry(void)
     CHECK(tc_alltoall_plan("no-such", t, &s) == TC_ERR_ARG && strstr(tc_error_message(), "faraj-yuan"),
           "unknown name message: %s", tc_error_message());
     CHECK(tc_algorithm_find("faraj-yuan") >= 0, "registry lookup");
-    /* auto is data: a registered algorithm for every size, with its reason */
-    const char *why = NULL;
-    for (long long block = -1; block <= 1 << 20; block = block < 1 ? block + 1 : block * 8) {
-        int a = tc_alltoall_auto(block, &why);
-        CHECK(a >= 0 && a < tc_algorithm_count() && why && *why, "auto at %lld bytes: %d", block, a);
-    }
+    /* untuned auto: the MPI's own for small blocks, faraj-yuan for large ones */
+    tc_model_features f[2];
+    double secs[2];
+    CHECK(tc_model_auto_features(t, 1e8, NULL, f) == TC_OK, "%s", tc_error_message());
+    CHECK(tc_model_auto_choice(f, 8, secs) == TC_NATIVE && secs[0] < secs[1], "auto at 8 bytes");
+    CHECK(tc_model_auto_choice(f, 1 << 20, secs) == tc_algorithm_find("faraj-yuan") || secs[1] >= secs[0],
+          "auto at 1 MB follows its predictions");
     tc_topology_destroy(t);
 }
 

@@ -404,9 +404,6 @@ unsigned tc_algorithm_properties(int index);
  * paces them where link rates are known). */
 int tc_algorithm_runs_with_syncs(int index);
 int tc_algorithm_find(const char *name);   /* -1: unknown */
-/* The algorithm `auto` picks for blocks of block_bytes (< 0: any size), a
- * registry index; *why (if not NULL) says which rule chose it. */
-int tc_alltoall_auto(long long block_bytes, const char **why);
 /* Plan an all-to-all over the topology's machines (rank i = machine i).
  * An unknown name fails with TC_ERR_ARG listing the valid names. */
 tc_status tc_alltoall_plan(const char *algorithm, const tc_topology *topo,

@@ -47,7 +47,7 @@ def run(args):
     if args.tuning:
         raise TopocollError("invalid argument", "tune writes a tuning file; --tuning is for 'topocoll bench'")
     result = bench.measure(args)
-    rules, boundaries = decide(result, algs, sizes, args)
+    rules = decide(result, algs, sizes, args)
     machines = bench.load_topology(args.topology)
     doc = {"format": TUNING_FORMAT, "topology": machines.name, "machines": machines.machines,
            "created": datetime.date.today().isoformat(), "backend": result.backend,
@@ -72,7 +72,7 @@ def run(args):
     return 0
 
 
-def decide(result, algs: list[str], sizes: list[int], args) -> tuple[list[dict], list]:
+def decide(result, algs: list[str], sizes: list[int], args) -> list[dict]:
     """Rules from the measured medians: the fastest at each measured size
     (the previous size's choice where it ties with it, within TIE);
     between two measured sizes whose winners differ, the boundary where the
@@ -90,18 +90,17 @@ def decide(result, algs: list[str], sizes: list[int], args) -> tuple[list[dict],
         model = fit_model(rows, result.topology, {}, sorted(set(best.values())), quiet=True)
     except TopocollError:
         model = None
-    rules, start, boundaries = [], 0, []
+    rules, start = [], 0
     for lo, hi in zip(sizes, sizes[1:]):
         a, b = best[lo], best[hi]
         if a == b:
             continue
         cut = crossover(model, result.topology, a, b, lo, hi) if model else None
         edge = cut if cut is not None else int(math.sqrt(lo * hi))
-        boundaries.append((lo, hi, edge, cut is not None))
         rules.append(rule(result.ranks, start, edge - 1, a, args))
         start = edge
     rules.append(rule(result.ranks, start, None, best[sizes[-1]], args))
-    return rules, boundaries
+    return rules
 
 
 def crossover(model, topo, a: str, b: str, lo: int, hi: int) -> int | None:
