@@ -154,16 +154,6 @@ PINGPONG_FORMAT = "topocoll-pingpong/1"
 MIN_FIT_SIZES = 4   # the paper's "at least four measurement points"
 
 
-def line_fit(points: list[tuple[float, float]]) -> tuple[float, float]:
-    """Least squares t = a + b m over (m, t): (a, b)."""
-    n = len(points)
-    mx = sum(m for m, _ in points) / n
-    my = sum(t for _, t in points) / n
-    sxx = sum((m - mx) ** 2 for m, _ in points)
-    b = sum((m - mx) * (t - my) for m, t in points) / sxx if sxx > 0 else 0.0
-    return my - b * mx, b
-
-
 def pingpong_classes(topology, results: list[tuple[int, int, float]], rank_machine: list[int]) -> list[dict]:
     """Group rank 0's ping-pongs by path class and fit alpha and beta to each
     (t = alpha + m beta, half round trips).  rank_machine: each rank's

@@ -60,20 +60,7 @@ def setup_parser(p):
     p.add_argument("--sizes", default=DEFAULT_SIZES, help=f"block sizes (default {DEFAULT_SIZES})")
     p.add_argument("--repetitions", type=int, default=5, help="timed calls per size (default %(default)s)")
     p.add_argument("--warmup", type=int, default=1, help="untimed calls per size first (default %(default)s)")
-    p.add_argument("--bandwidth", default=DEFAULT_BANDWIDTH,
-                   help="bandwidth of links the topology gives none for (default %(default)s)")
-    p.add_argument("--latency", default=DEFAULT_LATENCY,
-                   help="latency of links the topology gives none for (default %(default)s)")
-    p.add_argument("--model", default="topocoll", choices=["topocoll", "smpi-default"],
-                   help="simulation settings: topocoll (raw link rate, no cross traffic; default) or smpi-default "
-                        "(SMPI's calibrated factors and cross traffic); see docs/simgrid.md")
-    p.add_argument("--smpi-selector", default="ompi", choices=["ompi", "mpich"],
-                   help="which MPI's decision logic SMPI's own MPI_Alltoall (native) follows (default ompi)")
-    p.add_argument("--sync-depth", type=int, metavar="D",
-                   help="messages a link may carry at once in contention-free schedules (TOPOCOLL_SYNC_DEPTH)")
-    add_network_arguments(p, "testbed: ")
-    p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE",
-                   help="testbed: extra Open MPI MCA parameter, e.g. btl_tcp_eager_limit=1048576")
+    add_run_options(p)
     p.add_argument("--ranks-per-machine", type=int, metavar="N",
                    help="N ranks on every machine (default: the topology's slots, else 1); machines with several "
                         "ranks are planned as switches holding them")
@@ -88,6 +75,25 @@ def setup_parser(p):
     p.add_argument("--csv", help="write every timed call to this CSV file")
     p.add_argument("--plot", help="write the figure (time and throughput against size) to this PNG file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def add_run_options(p) -> None:
+    """The back-ends' options: link defaults, simulation settings, the
+    testbed's network and MCA parameters (bench, tune, model pingpong)."""
+    p.add_argument("--bandwidth", default=DEFAULT_BANDWIDTH,
+                   help="bandwidth of links the topology gives none for (default %(default)s)")
+    p.add_argument("--latency", default=DEFAULT_LATENCY,
+                   help="latency of links the topology gives none for (default %(default)s)")
+    p.add_argument("--model", default="topocoll", choices=["topocoll", "smpi-default"],
+                   help="simulation settings: topocoll (raw link rate, no cross traffic; default) or smpi-default "
+                        "(SMPI's calibrated factors and cross traffic); see docs/simgrid.md")
+    p.add_argument("--smpi-selector", default="ompi", choices=["ompi", "mpich"],
+                   help="which MPI's decision logic SMPI's own MPI_Alltoall (native) follows (default ompi)")
+    p.add_argument("--sync-depth", type=int, metavar="D",
+                   help="messages a link may carry at once in contention-free schedules (TOPOCOLL_SYNC_DEPTH)")
+    add_network_arguments(p, "testbed: ")
+    p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE",
+                   help="testbed: extra Open MPI MCA parameter, e.g. btl_tcp_eager_limit=1048576")
 
 
 def add_backend_arguments(p) -> None:

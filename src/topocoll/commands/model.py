@@ -33,7 +33,7 @@ def setup_parser(p):
     pp.add_argument("--repetitions", type=int, default=20, help="timed round trips a size (default %(default)s)")
     pp.add_argument("--ranks-per-machine", type=int, metavar="N", help="N ranks a machine (measures class 0 too)")
     pp.add_argument("-o", "--output", metavar="P.json", help="write the parameters here (default: stdout)")
-    _network_options(pp)
+    bench.add_run_options(pp)
     pp.set_defaults(_action=run_pingpong)
 
     fp = sub.add_parser("fit", help="fit gamma, delta and M (eq. 5) to all-to-all timings, per algorithm",
@@ -59,24 +59,6 @@ def setup_parser(p):
     pr.add_argument("--bandwidth", help="rate of links the topology gives none (default: the model's)")
     pr.add_argument("--json", action="store_true", help="JSON: the predicted seconds per algorithm")
     pr.set_defaults(_action=run_predict)
-
-
-def _network_options(p):
-    from .testbed import add_network_arguments
-    from ..common import DEFAULT_BANDWIDTH, DEFAULT_LATENCY
-    p.add_argument("--bandwidth", default=DEFAULT_BANDWIDTH, help="rate of links the topology gives none "
-                                                                 "(default %(default)s)")
-    p.add_argument("--latency", default=DEFAULT_LATENCY, help="latency of links the topology gives none")
-    p.add_argument("--model", default="topocoll", choices=["topocoll", "smpi-default"], help="simgrid: settings")
-    p.add_argument("--smpi-selector", default="ompi", choices=["ompi", "mpich"], help=argparse_hidden())
-    p.add_argument("--sync-depth", type=int, help=argparse_hidden())
-    p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE", help="testbed: Open MPI MCA parameter")
-    add_network_arguments(p, "testbed: ")
-
-
-def argparse_hidden():
-    import argparse
-    return argparse.SUPPRESS
 
 
 def run(args):

@@ -72,6 +72,18 @@ def run(args):
     return 0
 
 
+def run_model(result, wanted: list[str] | None):
+    """The model fitted to this tune run (alpha from the topology), for the
+    algorithms wanted (None: all); None where nothing could be fitted."""
+    rows = [{"algorithm": s.algorithm, "msize": s.msize, "seconds": s.seconds, "ranks": result.ranks,
+             "topology": result.topology.name, "settings": f"rate_bps={result.settings.get('rate_bps', '')}"}
+            for s in result.samples]
+    try:
+        return fit_model(rows, result.topology, {}, wanted, quiet=True)
+    except TopocollError:
+        return None
+
+
 def decide(result, algs: list[str], sizes: list[int], args) -> list[dict]:
     """Rules from the measured medians: the fastest at each measured size
     (the previous size's choice where it ties with it, within TIE);
@@ -83,13 +95,7 @@ def decide(result, algs: list[str], sizes: list[int], args) -> list[dict]:
     # run and trailed it by 2.9 % in the next)
     best = harness.winners(result, algs, sizes, TIE)
     model = None
-    try:
-        rows = [{"algorithm": s.algorithm, "msize": s.msize, "seconds": s.seconds, "ranks": result.ranks,
-                 "topology": result.topology.name, "settings": f"rate_bps={result.settings.get('rate_bps', '')}"}
-                for s in result.samples]
-        model = fit_model(rows, result.topology, {}, sorted(set(best.values())), quiet=True)
-    except TopocollError:
-        model = None
+    model = run_model(result, sorted(set(best.values())))
     rules, start = [], 0
     for lo, hi in zip(sizes, sizes[1:]):
         a, b = best[lo], best[hi]
@@ -138,13 +144,7 @@ def plot_decisions(result, rules: list[dict], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
-    rows = [{"algorithm": s.algorithm, "msize": s.msize, "seconds": s.seconds, "ranks": result.ranks,
-             "topology": result.topology.name, "settings": f"rate_bps={result.settings.get('rate_bps', '')}"}
-            for s in result.samples]
-    try:
-        model = fit_model(rows, result.topology, {}, None, quiet=True)
-    except TopocollError:
-        model = None
+    model = run_model(result, None)
     grid = [int(8 * 2 ** (k / 2)) for k in range(0, 2 * 17 + 1)]      # 8 B .. 1 MB
     counts = list(range(2, result.ranks)) if model else []
     picks = {}
