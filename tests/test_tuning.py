@@ -335,10 +335,34 @@ def test_pmpi_refuses_a_bad_tuning_file(tmp_path, doc, n, says):
 # ---- the MPI's own tuning files ------------------------------------------------------------
 
 def test_openmpi_rules_text():
-    text = native_tuning.openmpi_rules([(0, "native:linear"), (1000, "native:pairwise")], 12)
-    assert text.split() == ["1", "3", "2", "12", "2", "0", "1", "0", "0", "12000", "2", "0", "0",
-                            "13", "1", "0", "0", "0", "0"]
+    text = native_tuning.openmpi_rules([(0, "native:linear"), (1000, "native:pairwise"), (5000, "native")], 12)
+    assert text.split() == ["1", "3", "2", "12", "3", "0", "1", "0", "0", "12000", "2", "0", "0",
+                            "60000", "0", "0", "0", "13", "1", "0", "0", "0", "0"]
     assert native_tuning.ranges({8: "a", 64: "a", 1024: "b", 8192: "b"}) == [(0, "a"), (256, "b")]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["native", "a", "b", "c"]), st.floats(0.5, 2.0), min_size=1),
+                min_size=1, max_size=6))
+def test_winners_change_nothing_that_is_not_measurably_better(table):
+    """The preferred algorithm (the MPI's own decision in an export) stays
+    wherever it is within the tie of the fastest; any other choice is within
+    the tie of the fastest, and where it is not the fastest it is the
+    previous size's (fewer switches)."""
+    from topocoll.bench.harness import Result, Sample, winners
+    tie = 0.02
+    sizes = [8 << i for i in range(len(table))]
+    res = Result("x", None, 4, 1.0, {}, [Sample(a, m, 0, t) for m, row in zip(sizes, table) for a, t in row.items()])
+    best = winners(res, ["native", "a", "b", "c"], sizes, tie, prefer="native")
+    previous = None
+    for m, row in zip(sizes, table):
+        fastest = min(row.values())
+        assert row[best[m]] <= fastest * (1 + tie)
+        if "native" in row and row["native"] <= fastest * (1 + tie):
+            assert best[m] == "native"
+        elif row[best[m]] > fastest:
+            assert best[m] == previous
+        previous = best[m]
 
 
 SPY = ROOT / "core" / "tests" / "mpi" / "ompi_alltoall_spy.c"
@@ -369,6 +393,10 @@ def test_openmpi_loads_the_exported_rules_and_runs_what_they_name(tmp_path, spy)
     assert ompi_ran(f, spy, [8]) == {"basic_linear"}
     assert ompi_ran(f, spy, [2000]) == {"pairwise"}
     assert ompi_ran(f, spy, [8, 2000, 30000]) == {"basic_linear", "pairwise", "linear_sync"}
+    # a range left to the MPI's own decision (algorithm 0) runs that decision (linear_sync at 4-6 ranks)
+    f.write_text(native_tuning.openmpi_rules([(0, "native:pairwise"), (1000, "native")], 4))
+    assert ompi_ran(f, spy, [8]) == {"pairwise"}
+    assert ompi_ran(f, spy, [2000]) == {"linear_sync"}
     # another communicator size falls back to Open MPI's own fixed decision (linear_sync at 4-6 ranks)
     assert ompi_ran(f, spy, [8], np=5) == {"linear_sync"}
     # Open MPI ignores a malformed file without a word: its fixed decision runs instead
@@ -389,6 +417,13 @@ def test_mpich_loads_the_exported_tree_and_runs_what_it_names(tmp_path):
     good = native_tuning.mpich_tree([(0, "native:brucks"), (1000, "native:scattered"), (20000, "native:pairwise")],
                                     4, default)
     proc = mpich_check(good, tmp_path)
+    assert proc.returncode == 0 and "errors=0" in proc.stdout, proc.stderr[-1500:]
+    # a range left to MPICH's own decision holds MPICH's own subtree there, and MPICH reads it
+    # (alltoall_check's blocks are below 1000 bytes)
+    own = native_tuning.mpich_tree([(0, "native"), (1000, "native:scattered")], 4, default)
+    branch = own["collective=alltoall"]["comm_type=intra"]["is_sendbuf_inplace=no"]
+    assert branch["comm_size<=4"]["avg_msg_size<=999"] == branch["comm_size=any"]
+    proc = mpich_check(own, tmp_path)
     assert proc.returncode == 0 and "errors=0" in proc.stdout, proc.stderr[-1500:]
     # the file is read and its choice runs: an in-place-only algorithm named for ordinary calls
     # (MPI_Alltoall_intra_pairwise_sendrecv_replace ignores sendbuf) delivers wrong blocks

@@ -182,18 +182,22 @@ def run(backend, topology: Topology, algorithms: list[str], sizes: list[int], re
 TIE = 0.02
 
 
-def winners(result: Result, algorithms: list[str], sizes: list[int], tie: float = 0.0) -> dict[int, str]:
-    """The fastest algorithm (median) at each size; where the previous
-    size's choice is within `tie` of the fastest, it stays (fewer switches
-    between algorithms that measure alike)."""
+def winners(result: Result, algorithms: list[str], sizes: list[int], tie: float = 0.0,
+            prefer: str | None = None) -> dict[int, str]:
+    """The fastest algorithm (median) at each size; where `prefer`, else the
+    previous size's choice, is within `tie` of the fastest, it stays (no
+    change that is not measurably better, fewer switches between
+    algorithms that measure alike)."""
     best, previous = {}, None
     for m in sizes:
         times = {a: result.median(a, m) for a in algorithms if result.median(a, m)}
         if not times:
             raise TopocollError("verification failed", f"no algorithm ran at {m}-byte blocks")
         best[m] = min(times, key=times.get)
-        if previous in times and times[previous] <= times[best[m]] * (1 + tie):
-            best[m] = previous
+        for keep in (prefer, previous):
+            if keep in times and times[keep] <= times[best[m]] * (1 + tie):
+                best[m] = keep
+                break
         previous = best[m]
     return best
 

@@ -82,13 +82,13 @@ def ranges(best: dict[int, str]) -> list[tuple[int, str]]:
 
 def openmpi_rules(runs: list[tuple[int, str]], ranks: int) -> str:
     """Open MPI's classic rules text: the rules for exactly this communicator
-    size; one size up falls back to Open MPI's fixed decision (algorithm 0)
-    and smaller ones have no rule.  Version 1: Open MPI 4.1.4 ignores a file
+    size (``native`` is algorithm 0: Open MPI's fixed decision); one size up
+    falls back to the fixed decision and smaller ones have no rule.  Version 1: Open MPI 4.1.4 ignores a file
     that starts "rule-file-version-2" (measured: its fixed decision ran), so
     linear_sync keeps its default request count."""
     lines = ["1", "3", "2", str(ranks), str(len(runs))]
     for first, variant in runs:
-        lines.append(f"{first * ranks} {OPENMPI[variant.partition(':')[2]]} 0 0")
+        lines.append(f"{first * ranks} {0 if variant == 'native' else OPENMPI[variant.partition(':')[2]]} 0 0")
     lines += [str(ranks + 1), "1", "0 0 0 0"]
     return "\n".join(lines) + "\n"
 
@@ -112,7 +112,8 @@ def mpich_default_tree(library: str = MPICH_LIBRARY) -> dict:
 
 def mpich_tree(runs: list[tuple[int, str]], ranks: int, default: dict) -> dict:
     """MPICH's tree with the alltoall branch for this communicator size
-    replaced by the runs (other sizes and in-place calls keep MPICH's own)."""
+    replaced by the runs (``native``: MPICH's own subtree there; other sizes
+    and in-place calls keep MPICH's own)."""
     tree = json.loads(json.dumps(default))
     intra = tree.get("collective=alltoall", {}).get("comm_type=intra")
     if not isinstance(intra, dict) or "is_sendbuf_inplace=no" not in intra:
@@ -122,7 +123,8 @@ def mpich_tree(runs: list[tuple[int, str]], ranks: int, default: dict) -> dict:
     for i, (first, variant) in enumerate(runs):
         last = runs[i + 1][0] - 1 if i + 1 < len(runs) else None
         key = "avg_msg_size=any" if last is None else f"avg_msg_size<={last}"
-        sizes[key] = {f"algorithm={MPICH[variant.partition(':')[2]]}": {}}
+        name = variant.partition(":")[2]
+        sizes[key] = {f"algorithm={MPICH[name]}": {}} if name else own
     # comm_size<= is the only size test MPICH 4.0 reads as written
     intra["is_sendbuf_inplace=no"] = {f"comm_size<={ranks - 1}": own, f"comm_size<={ranks}": sizes,
                                       "comm_size=any": own} if ranks > 1 else {f"comm_size<={ranks}": sizes,
@@ -147,7 +149,10 @@ def export(args, mpi: str, path: str, sizes: list[int]) -> None:
         result = bench.measure(args)
     finally:
         args.algorithms, args.csv, args.plot = saved
-    runs = ranges(harness.winners(result, names[1:], sizes, harness.TIE))
+    # where the MPI's own decision is within the tie of its best variant, the
+    # file leaves it to that decision: a tuning file changes only what it
+    # measurably improves
+    runs = ranges(harness.winners(result, names, sizes, harness.TIE, prefer="native"))
     text = openmpi_rules(runs, result.ranks) if mpi == "openmpi" else \
         json.dumps(mpich_tree(runs, result.ranks, mpich_default_tree()), indent=1) + "\n"
     try:
@@ -156,5 +161,6 @@ def export(args, mpi: str, path: str, sizes: list[int]) -> None:
         raise TopocollError("i/o error", f"cannot write '{path}': {e.strerror}") from None
     use = (f"mpirun --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename {path}"
            if mpi == "openmpi" else f"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE={path}")
-    print(f"{mpi}: " + ", ".join(f"from {first} bytes {v.partition(':')[2]}" for first, v in runs))
+    print(f"{mpi}: " + ", ".join(f"from {first} bytes {v.partition(':')[2] or 'its own decision'}"
+                                 for first, v in runs))
     print(f"wrote {path} ({use})")
