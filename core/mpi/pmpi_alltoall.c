@@ -156,7 +156,11 @@ static comm_plan *make_plan(MPI_Comm comm)
     cp->fixed = cp->is_auto ? -1 : tc_algorithm_find(pmpi_cfg.algorithm);
     int *ranks = NULL;
     cp->shared = pmpi_comm_machines(comm, &ranks, &cp->world, cp->reason, sizeof cp->reason);
-    if ((long long)size * (size - 1) > TC_MAX_PLAN_MESSAGES) {
+    /* past the whole planner's limit, only what plans per rank runs: a fixed
+     * per-rank algorithm, or auto without a tuning file (faraj-yuan or native) */
+    int per_rank_only = pmpi_cfg.plan != PMPI_PLAN_WHOLE &&
+                        ((cp->fixed >= 0 && tc_algorithm_plans_per_rank(cp->fixed)) || (cp->is_auto && !pmpi_cfg.tuning_file));
+    if ((long long)size * (size - 1) > TC_MAX_PLAN_MESSAGES && !per_rank_only) {
         snprintf(cp->reason, sizeof cp->reason, "too many ranks to plan the whole schedule (more than %lld messages)",
                  (long long)TC_MAX_PLAN_MESSAGES);
         cp->fixed = -1;
@@ -250,11 +254,29 @@ static int choose(comm_plan *cp, long long block, long long *segment_size, int *
 /* TOPOCOLL_CHECK=1 (debug): the verifiers on what is about to run -- every
  * block delivered, the algorithm's contention promise, and the syncs
  * ordering every shared link without a deadlock; the job stops otherwise. */
-static void check_plan(int algorithm, const tc_topology *tree, const tc_schedule *s)
+static void check_plan(int algorithm, const tc_topology *tree, const tc_schedule *s, int me)
 {
     const char *name = tc_algorithm_name(algorithm);
     tc_verify_report vr;
     tc_sync_report sr;
+    if (tc_schedule_part_rank(s) >= 0) {   /* a part: every rank's, joined here, is the schedule checked */
+        int p = tc_topology_num_machines(tree);
+        tc_schedule **parts = (tc_schedule **)calloc((size_t)p, sizeof *parts), *whole = NULL;
+        tc_plan_options opt = {1, pmpi_cfg.fanout, NULL, pmpi_cfg.sync_depth, pmpi_cfg.phase_order};
+        if (!parts) pmpi_fatal("TOPOCOLL_CHECK: out of memory%s%s", "", "");
+        for (int r = 0; r < p; r++)
+            if (tc_alltoall_plan_rank(name, tree, &opt, r, &parts[r]) != TC_OK)
+                pmpi_fatal("TOPOCOLL_CHECK: %s: %s", name, tc_error_message());
+        if (tc_schedule_num_ops(parts[me]) != tc_schedule_num_ops(s) || tc_schedule_num_syncs(parts[me]) != tc_schedule_num_syncs(s))
+            pmpi_fatal("TOPOCOLL_CHECK: %s: %s", name, "this rank's part differs from its replanning");
+        if (tc_schedule_from_parts((const tc_schedule *const *)parts, p, &whole) != TC_OK)
+            pmpi_fatal("TOPOCOLL_CHECK: %s: %s", name, tc_error_message());
+        for (int r = 0; r < p; r++) tc_schedule_destroy(parts[r]);
+        free(parts);
+        check_plan(algorithm, tree, whole, me);
+        tc_schedule_destroy(whole);
+        return;
+    }
     if (tc_schedule_verify(s, tree, &vr) != TC_OK) pmpi_fatal("TOPOCOLL_CHECK: %s: %s", name, tc_error_message());
     if (!vr.complete || (!vr.contention_free && tc_algorithm_properties(algorithm) & TC_PROP_CONTENTION_FREE))
         pmpi_fatal("TOPOCOLL_CHECK: %s: %s", name, vr.problem);
@@ -262,6 +284,14 @@ static void check_plan(int algorithm, const tc_topology *tree, const tc_schedule
     if (tc_schedule_verify_syncs(s, tree, pmpi_cfg.sync_depth, &sr) != TC_OK)
         pmpi_fatal("TOPOCOLL_CHECK: %s: %s", name, tc_error_message());
     if (!sr.ordered || !sr.acyclic) pmpi_fatal("TOPOCOLL_CHECK: %s: %s", name, sr.problem);
+}
+
+/* TOPOCOLL_PLAN: this rank plans only its part of the algorithm's schedule. */
+static int per_rank(const comm_plan *cp, int algorithm)
+{
+    if (!tc_algorithm_plans_per_rank(algorithm) || pmpi_cfg.plan == PMPI_PLAN_WHOLE) return 0;
+    return pmpi_cfg.plan == PMPI_PLAN_RANK || cp->size > TC_PLAN_WHOLE_MAX_RANKS ||
+           (long long)cp->size * (cp->size - 1) > TC_MAX_PLAN_MESSAGES;
 }
 
 /* The executor state for blocks of `block` bytes under `algorithm`: planned
@@ -280,9 +310,9 @@ static tcx_state *state_for(comm_plan *cp, MPI_Comm comm, int algorithm, long lo
             return &cp->entry[i].state;
     if (tc_algorithm_params(algorithm) & TC_PARAM_CLUSTERS && pmpi_cfg.clusters && !cp->clusters)
         cp->clusters = pmpi_comm_clusters(cp->size, cp->world);
+    int me;
+    PMPI_Comm_rank(comm, &me);
     if (pmpi_cfg.pace && tc_algorithm_runs_with_syncs(algorithm) && !cp->have_rates) {
-        int me;
-        PMPI_Comm_rank(comm, &me);
         cp->rate_to = pace_rates(tree, cp->size, me);
         cp->have_rates = 1;
     }
@@ -290,10 +320,15 @@ static tcx_state *state_for(comm_plan *cp, MPI_Comm comm, int algorithm, long lo
     if (cp->nentries < PLANS_PER_COMM) e = &cp->entry[cp->nentries++];
     else { e = &cp->entry[cp->next]; cp->next = (cp->next + 1) % PLANS_PER_COMM; entry_free(e); }
     tc_plan_options opt = {segments, fanout, cp->clusters, pmpi_cfg.sync_depth, pmpi_cfg.phase_order};
-    if (tc_alltoall_plan_with_options(tc_algorithm_name(algorithm), tree, &opt, 1, &e->sched) != TC_OK)
+    if (per_rank(cp, algorithm)) {
+        if (tc_alltoall_plan_rank(tc_algorithm_name(algorithm), tree, &opt, me, &e->sched) != TC_OK)
+            pmpi_fatal("planning this rank's part of %s failed: %s", tc_algorithm_name(algorithm), tc_error_message());
+        say(comm, "%s planned per rank (TOPOCOLL_PLAN=%s)", tc_algorithm_name(algorithm),
+            pmpi_cfg.plan == PMPI_PLAN_RANK ? "rank" : "auto", cp->size);
+    } else if (tc_alltoall_plan_with_options(tc_algorithm_name(algorithm), tree, &opt, 1, &e->sched) != TC_OK)
         pmpi_fatal("planning %s failed: %s", tc_algorithm_name(algorithm), tc_error_message());
     tc_schedule *s = e->sched;
-    if (pmpi_cfg.check) check_plan(algorithm, tree, s);
+    if (pmpi_cfg.check) check_plan(algorithm, tree, s, me);
     e->algorithm = algorithm;
     e->segments = segments;
     e->fanout = fanout;

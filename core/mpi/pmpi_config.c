@@ -28,6 +28,7 @@ typedef enum { FLAG, WHOLE, SIZE, TIME, RATE, WORD, TEXT } var_kind;
 
 static const char *const pace_words[] = {"off", "auto", "on", NULL};
 static const char *const order_words[] = TC_PHASE_ORDER_NAMES;
+static const char *const plan_words[] = PMPI_PLAN_WORDS;
 
 #define AT(field) offsetof(pmpi_config, field)
 static const struct var {
@@ -48,6 +49,7 @@ static const struct var {
     {NULL, TC_PARAM_FANOUT, WHOLE, AT(fanout), TC_DEFAULT_FANOUT, 1, 1 << 30, "4", NULL},
     {"TOPOCOLL_SYNC_DEPTH", 0, WHOLE, AT(sync_depth), 1, 1, 1 << 30, "1", NULL},
     {"TOPOCOLL_PHASE_ORDER", 0, WORD, AT(phase_order), TC_PHASE_ORDER_GROUPED, 0, 0, NULL, order_words},
+    {"TOPOCOLL_PLAN", 0, WORD, AT(plan), PMPI_PLAN_AUTO, 0, 0, NULL, plan_words},
     {"TOPOCOLL_PACE", 0, WORD, AT(pace), DEFAULT_PACE, 0, 0, NULL, pace_words},
     {"TOPOCOLL_BANDWIDTH", 0, RATE, AT(bandwidth), 0, 0, 0, "100Mbit or 1Gbit (a bare number is Mbit/s)", NULL},
     {"TOPOCOLL_PACE_LEAD", 0, TIME, AT(pace_lead), 0.0005, 0, 0, "2ms", NULL},

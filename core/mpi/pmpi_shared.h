@@ -18,6 +18,11 @@ enum { PMPI_BCAST, PMPI_REDUCE, PMPI_ALLREDUCE, PMPI_BARRIER, PMPI_GATHER, PMPI_
 extern const char *const pmpi_coll_op_name[PMPI_COLL_OPS];   /* "bcast", ... */
 #define PMPI_NATIVE_TREE TC_NUM_TREE_ALGORITHMS               /* coll_alg: the MPI's own */
 
+/* TOPOCOLL_PLAN: a rank plans the whole schedule or only its part
+ * (tc_alltoall_plan_rank); auto: its part above TC_PLAN_WHOLE_MAX_RANKS. */
+enum { PMPI_PLAN_AUTO = 0, PMPI_PLAN_WHOLE = 1, PMPI_PLAN_RANK = 2 };
+#define PMPI_PLAN_WORDS {"auto", "whole", "rank", NULL}
+
 /* Read-only after pmpi_config_load().  A bad value stopped the job there,
  * naming the variable. */
 typedef struct pmpi_config {
@@ -31,6 +36,7 @@ typedef struct pmpi_config {
     char *rank_map;               /* TOPOCOLL_RANK_MAP: NUL-separated names, one a world rank */
     int sync_depth;               /* TOPOCOLL_SYNC_DEPTH */
     int phase_order;              /* TOPOCOLL_PHASE_ORDER: TC_PHASE_ORDER_* */
+    int plan;                     /* TOPOCOLL_PLAN: PMPI_PLAN_* */
     int pace;                     /* TOPOCOLL_PACE: 0 off, 1 auto, 2 on */
     double bandwidth;             /* TOPOCOLL_BANDWIDTH, bit/s (0: unknown) */
     double pace_lead, nap;        /* TOPOCOLL_PACE_LEAD, TOPOCOLL_NAP, seconds */

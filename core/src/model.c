@@ -171,11 +171,57 @@ int tc_plan_segments(long long block_bytes, long long segment_size, int machines
     return k < 1 ? 1 : (int)k;
 }
 
+/* A per-rank algorithm's features without its whole schedule (above
+ * TC_PLAN_WHOLE_MAX_RANKS, where the PMPI library plans per rank): every
+ * phase carries one message a rank and one a link, so P phases, P messages
+ * on the critical path, P times the slowest used link's byte time, and P
+ * times the alpha of the longest path (a phase's message crosses the root)
+ * and of the longest in the largest subtree (its sync hands that subtree's
+ * link on).  Checked against the planned features in
+ * tests/test_rank_plan.py. */
+static tc_status phase_features(const tc_topology *t, const tc_model_network *net, tc_model_features *out)
+{
+    const int p = t->num_machines, E = 2 * t->num_links;
+    const int64_t P = tc_topology_alltoall_load(t);
+    int32_t *edges = tc_xmalloc(sizeof(int32_t) * (2 * (size_t)t->height + 2));
+    int *sizes = tc_xmalloc(sizeof(int) * (size_t)p), *sub = tc_xmalloc(sizeof(int) * (size_t)p);
+    int *node = tc_xmalloc(sizeof(int) * (size_t)p), root, k, first = -1;
+    tc_status rc = edges && sizes && sub && node ? TC_OK : TC_ERR_NOMEM;
+    if (rc) TC_FAIL_GOTO(rc, out_, TC_ERR_NOMEM, "model: out of memory");
+    if (p >= 2) TC_TRY(rc, out_, tc_topology_aapc_root(t, &root, &k, sizes, sub, node));
+    double byte = 0, alpha = 0, sync = 0;
+    for (int e = 0; e < E; e++)
+        if (!tc_topology_link_is_local(t, e / 2) && tc_topology_link_load(t, e / 2) > 0 && 8.0 / link_rate(t, net, e) > byte)
+            byte = 8.0 / link_rate(t, net, e);
+    for (int b = 0; b < p && first < 0; b++)
+        if (sub[b] == 0) first = b;
+    /* a phase's message crosses the root; its sync hands the busiest link,
+     * the largest subtree's, between two of that subtree's machines */
+    for (int b = 0; b < p; b++) {
+        double x = path_alpha(t, net, first, b, edges), y = path_alpha(t, net, p - 1, b, edges);
+        if (x > alpha) alpha = x;
+        if (y > alpha) alpha = y;
+        if (sub[b] == 0 && x > sync) sync = x;
+    }
+    memset(out, 0, sizeof *out);
+    out->steps = P > INT32_MAX ? INT32_MAX : (int)P;
+    out->messages = (double)P;
+    out->byte_time = (double)P * byte;
+    out->startup = (double)P * (alpha + sync);
+out_:
+    free(edges); free(sizes); free(sub); free(node);
+    return rc;
+}
+
 tc_status tc_model_features_of(int algorithm, const tc_topology *t, const tc_plan_options *opt,
                                const tc_model_network *net, tc_model_features *out)
 {
     if (algorithm == TC_NATIVE) return tc_model_native_features(t, net, out);
     if (algorithm < 0 || algorithm >= tc_algorithm_count()) TC_FAIL(TC_ERR_ARG, "model: unknown algorithm %d", algorithm);
+    if (tc_algorithm_plans_per_rank(algorithm) && tc_topology_num_machines(t) > TC_PLAN_WHOLE_MAX_RANKS) {
+        tc_status rc = check_network(net);
+        return rc ? rc : phase_features(t, net, out);
+    }
     tc_schedule *s = NULL;
     tc_status rc = tc_alltoall_plan_with_options(tc_algorithm_name(algorithm), t, opt, 1, &s);
     if (rc == TC_OK) rc = tc_model_schedule_features(s, t, net, out);

@@ -9,10 +9,11 @@ typedef struct tc_algorithm {
     unsigned props, params;
     const char *summary;
     tc_status (*plan)(const tc_topology *, const tc_plan_options *, tc_schedule **);
+    tc_status (*per_rank)(const tc_topology *, tc_phase_oracle *);
 } tc_algorithm;
 
 static const tc_algorithm algorithms[] = {
-#define TC_ALGORITHM(id, name, props, params, summary) {name, props, params, summary, tc_a2a_##id},
+#define TC_ALGORITHM(id, name, props, params, per_rank, summary) {name, props, params, summary, tc_a2a_##id, per_rank},
 #include "algorithms.def"
 #undef TC_ALGORITHM
 };
@@ -28,6 +29,18 @@ const char *tc_phase_order_name(int i)
 const char *tc_algorithm_summary(int i) { return i >= 0 && i < NUM_ALGORITHMS ? algorithms[i].summary : NULL; }
 unsigned tc_algorithm_properties(int i) { return i >= 0 && i < NUM_ALGORITHMS ? algorithms[i].props : 0; }
 unsigned tc_algorithm_params(int i) { return i >= 0 && i < NUM_ALGORITHMS ? algorithms[i].params : 0; }
+int tc_algorithm_plans_per_rank(int i) { return i >= 0 && i < NUM_ALGORITHMS && algorithms[i].per_rank; }
+tc_status tc_algorithm_oracle(int i, const tc_topology *topo, tc_phase_oracle *o)
+{
+    if (!tc_algorithm_plans_per_rank(i)) {
+        char list[512] = "";
+        for (int k = 0; k < NUM_ALGORITHMS; k++)
+            if (algorithms[k].per_rank) snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? ", " : "", algorithms[k].name);
+        TC_FAIL(TC_ERR_UNSUPPORTED, "'%s' has no per-rank form (algorithms planned per rank: %s)",
+                tc_algorithm_name(i) ? tc_algorithm_name(i) : "?", list);
+    }
+    return algorithms[i].per_rank(topo, o);
+}
 
 /* Phase-structured, topology-aware schedules run with the pairwise syncs that
  * keep each link to one message at a time (Faraj & Yuan, section 5). */

@@ -29,6 +29,7 @@ tc_status tc_builder_create(const char *algorithm, int num_ranks, int64_t expect
     }
     snprintf(b->s->algorithm, sizeof b->s->algorithm, "%s", algorithm ? algorithm : "");
     b->s->num_ranks = num_ranks;
+    b->s->part_rank = -1;
     b->max_step = -1;
     *out = b;
     return TC_OK;
@@ -128,7 +129,7 @@ tc_status tc_builder_finish(tc_schedule_builder *b, tc_schedule **out)
 void tc_schedule_destroy(tc_schedule *s)
 {
     if (!s) return;
-    free(s->step_begin); free(s->ops); free(s->blocks); free(s->syncs);
+    free(s->step_begin); free(s->ops); free(s->blocks); free(s->syncs); free(s->step_phase);
     free(s);
 }
 
@@ -142,6 +143,9 @@ const tc_op *tc_schedule_ops(const tc_schedule *s) { return s->ops; }
 const int32_t *tc_schedule_blocks(const tc_schedule *s) { return s->blocks; }
 int64_t tc_schedule_num_syncs(const tc_schedule *s) { return s->num_syncs; }
 const tc_sync *tc_schedule_syncs(const tc_schedule *s) { return s->syncs; }
+int tc_schedule_part_rank(const tc_schedule *s) { return s->part_rank; }
+int64_t tc_schedule_num_phases(const tc_schedule *s) { return s->part_rank >= 0 ? s->num_phases : s->num_steps; }
+int64_t tc_schedule_step_phase(const tc_schedule *s, int step) { return s->step_phase ? s->step_phase[step] : step; }
 
 tc_status tc_schedule_set_syncs(tc_schedule *s, const tc_sync *syncs, int64_t n)
 {

@@ -65,19 +65,28 @@ tc_status tc_schedule_write_json(const tc_schedule *s, const tc_topology *topo, 
         else fprintf(f, "\"%d\"", r);
     }
     fputs("],\n  \"phases\": [", f);
-    for (int st = 0; st < s->num_steps; st++) {
-        fputs(st ? ",\n    [" : "\n    [", f);
-        for (int64_t i = s->step_begin[st]; i < s->step_begin[st + 1]; i++) {
-            if (i > s->step_begin[st]) putc_unlocked(',', f);
-            putc_unlocked('[', f);
-            put_int(f, s->ops[i].src);
-            putc_unlocked(',', f);
-            put_int(f, s->ops[i].dst);
-            putc_unlocked(']', f);
+    /* a rank's part: every phase of the whole, each with the rank's own
+     * messages (the others a part holds are its syncs' other ends) */
+    const int64_t phases = tc_schedule_num_phases(s);
+    for (int64_t ph = 0, st = 0; ph < phases; ph++) {
+        fputs(ph ? ",\n    [" : "\n    [", f);
+        if (st < s->num_steps && tc_schedule_step_phase(s, (int)st) == ph) {
+            int first = 1;
+            for (int64_t i = s->step_begin[st]; i < s->step_begin[st + 1]; i++) {
+                if (s->part_rank >= 0 && s->ops[i].src != s->part_rank && s->ops[i].dst != s->part_rank) continue;
+                if (!first) putc_unlocked(',', f);
+                first = 0;
+                putc_unlocked('[', f);
+                put_int(f, s->ops[i].src);
+                putc_unlocked(',', f);
+                put_int(f, s->ops[i].dst);
+                putc_unlocked(']', f);
+            }
+            st++;
         }
         putc_unlocked(']', f);
     }
-    fputs(s->num_steps ? "\n  ]" : "]", f);
+    fputs(phases ? "\n  ]" : "]", f);
     if (s->num_syncs) {
         fputs(",\n  \"syncs\": [", f);
         for (int64_t i = 0; i < s->num_syncs; i++) {

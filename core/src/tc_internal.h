@@ -138,6 +138,11 @@ struct tc_schedule {
     char algorithm[48];
     int num_ranks;
     int num_steps;
+    /* a rank's part (tc_alltoall_plan_rank): the rank (-1: a whole
+     * schedule), the whole schedule's phase count and each step's phase */
+    int part_rank;
+    int64_t num_phases;
+    int64_t *step_phase;
     int64_t num_ops;
     int64_t *step_begin;   /* num_steps + 1 */
     tc_op *ops;
@@ -183,8 +188,30 @@ int32_t *tc_topology_hop_table(const tc_topology *topo);
 /* "a, b, c": the names of a table (name_of(0..count-1)) for error messages. */
 void tc_join_names(char *buf, size_t len, int count, const char *(*name_of)(int));
 
+/* ---- per-rank planning (rank_plan.c) ---- */
+/* A message and its phase. */
+typedef struct tc_op_at { int32_t src, dst; int64_t phase; } tc_op_at;
+/* A direct contention-free phase schedule told without building it whole:
+ * what an algorithm with a per-rank form gives (tc_a2a_<id>_oracle). */
+typedef struct tc_phase_oracle {
+    const tc_topology *topo;
+    int64_t phases;
+    void *ctx;
+    /* rank r's messages, sent and received, into out (2 (p - 1) entries) */
+    tc_status (*rank_messages)(const void *ctx, int r, tc_op_at *out, int64_t *n);
+    /* the message directed link e carries in phase p: 1 and *m, or 0 */
+    int (*link_user)(const void *ctx, int32_t e, int64_t p, tc_op_at *m);
+    /* the message on directed link e nearest phase p: the latest before it
+     * (dir < 0) or the earliest after it; 1 and *m, or 0 */
+    int (*near_user)(const void *ctx, int32_t e, int64_t p, int dir, tc_op_at *m);
+    void (*destroy)(void *ctx);
+} tc_phase_oracle;
+tc_status tc_a2a_faraj_yuan_oracle(const tc_topology *topo, tc_phase_oracle *out);
+/* Algorithm i's oracle (registry); TC_ERR_UNSUPPORTED when it has none. */
+tc_status tc_algorithm_oracle(int i, const tc_topology *topo, tc_phase_oracle *o);
+
 /* Generators: one per algorithm file, registered in algorithms.def. */
-#define TC_ALGORITHM(id, name, props, params, summary) \
+#define TC_ALGORITHM(id, name, props, params, per_rank, summary) \
     tc_status tc_a2a_##id(const tc_topology *topo, const tc_plan_options *opt, tc_schedule **sched);
 #include "algorithms.def"
 #undef TC_ALGORITHM

@@ -192,6 +192,12 @@ _PROTOS = {
     "tc_algorithm_find": (I, [S]),
     "tc_param_name": (S, [ctypes.c_uint]),
     "tc_alltoall_plan_with_options": (I, [S, P, ctypes.POINTER(_PlanOptions), I, ctypes.POINTER(P)]),
+    "tc_algorithm_plans_per_rank": (I, [I]),
+    "tc_alltoall_plan_rank": (I, [S, P, ctypes.POINTER(_PlanOptions), I, ctypes.POINTER(P)]),
+    "tc_schedule_part_rank": (I, [P]),
+    "tc_schedule_num_phases": (I64, [P]),
+    "tc_schedule_step_phase": (I64, [P, I]),
+    "tc_schedule_from_parts": (I, [P, I, ctypes.POINTER(P)]),
     "tc_topology_expand": (I, [P, P, ctypes.POINTER(P)]),
     "tc_topology_machine_host": (I, [P, I]),
     "tc_topology_clusters": (I, [P, D, P]),
@@ -229,6 +235,7 @@ _PROTOS = {
     "tc_model_features_of": (I, [I, P, ctypes.POINTER(_PlanOptions), ctypes.POINTER(_ModelNetwork),
                                  ctypes.POINTER(_ModelFeatures)]),
     "tc_model_path_class": (I, [P, I, I]),
+    "tc_model_schedule_features": (I, [P, P, ctypes.POINTER(_ModelNetwork), ctypes.POINTER(_ModelFeatures)]),
     "tc_model_auto_features": (I, [P, D, ctypes.POINTER(_PlanOptions), ctypes.POINTER(_ModelFeatures * 2)]),
     "tc_model_auto_choice": (I, [ctypes.POINTER(_ModelFeatures * 2), D, ctypes.POINTER(D * 2)]),
     "tc_topology_restrict": (I, [P, P, I, ctypes.POINTER(P)]),
@@ -597,6 +604,41 @@ class Schedule:
                                                    ctypes.byref(h)))
         return cls(h.value)
 
+    @classmethod
+    def plan_rank(cls, algorithm: str, topology: Topology, rank: int, sync_depth: int = 1) -> "Schedule":
+        """Rank `rank`'s part of the schedule the executor runs, planned
+        without the whole (tc_alltoall_plan_rank): its messages and the syncs
+        it waits for and signals."""
+        opt = _PlanOptions(1, 0, None, sync_depth, phase_orders().index("paper"))
+        h = ctypes.c_void_p()
+        _check(lib().tc_alltoall_plan_rank(algorithm.encode("utf-8", "surrogateescape"), topology._h, ctypes.byref(opt),
+                                           rank, ctypes.byref(h)))
+        return cls(h.value)
+
+    @classmethod
+    def from_parts(cls, parts: "list[Schedule]") -> "Schedule":
+        """The whole schedule joined from every rank's part (parts[r] is rank
+        r's); the core checks that the parts agree."""
+        arr = (ctypes.c_void_p * len(parts))(*[p._h.value for p in parts])
+        h = ctypes.c_void_p()
+        _check(lib().tc_schedule_from_parts(arr, len(parts), ctypes.byref(h)))
+        return cls(h.value)
+
+    @property
+    def part_rank(self) -> int | None:
+        """The rank whose part this is; None for a whole schedule."""
+        r = lib().tc_schedule_part_rank(self._h)
+        return None if r < 0 else r
+
+    @property
+    def num_phases(self) -> int:
+        return lib().tc_schedule_num_phases(self._h)
+
+    def messages(self) -> list[tuple[int, int, int]]:
+        """(phase, src, dst) of every operation; a part's phases are the whole's."""
+        L, t = lib(), self.triples()
+        return [(L.tc_schedule_step_phase(self._h, t[i]), t[i + 1], t[i + 2]) for i in range(0, len(t), 3)]
+
     def tables(self) -> dict:
         """The IR's arrays as the executor reads them: step_begin (steps+1),
         ops (src, dst, first_block, num_blocks, part, parts each), blocks (origin, dest
@@ -869,6 +911,15 @@ def default_signature(algorithm: str) -> dict:
 def plan_segments(block: int, segment_size: int, machines: int) -> int:
     """Segments the PMPI library cuts a block into (segmented algorithms)."""
     return lib().tc_plan_segments(block, segment_size, machines)
+
+
+def schedule_features(schedule: "Schedule", topology: "Topology", network: Network) -> dict:
+    """The model's features of a planned schedule (tc_model_schedule_features)."""
+    net, keep = network._struct()
+    f = _ModelFeatures()
+    _check(lib().tc_model_schedule_features(schedule._h, topology._h, ctypes.byref(net), ctypes.byref(f)))
+    del keep
+    return {"startup": f.startup, "byte_time": f.byte_time, "messages": f.messages, "steps": f.steps}
 
 
 def model_features(algorithm: str, topology: "Topology", network: Network, segments: int = 1,

@@ -420,6 +420,46 @@ tc_status tc_alltoall_plan_for_execution(const char *algorithm, const tc_topolog
 tc_status tc_alltoall_plan_with_options(const char *algorithm, const tc_topology *topo,
                                         const tc_plan_options *options, int execute, tc_schedule **sched);
 
+/* ---- per-rank planning ---------------------------------------------------- */
+/*
+ * One rank's part of the schedule the executor runs, planned without the
+ * whole: its messages (sent and received) with their phases, and the syncs
+ * it waits for and signals, with the other rank's message of each.  The
+ * part is a schedule of the IR over the same ranks whose steps are the
+ * phases it uses (tc_schedule_step_phase gives each step's phase in the
+ * whole, tc_schedule_num_phases the whole's phase count); the executor runs
+ * it as it runs the whole.  Algorithms with a per-rank form
+ * (tc_algorithm_plans_per_rank): faraj-yuan, in the generator's phase
+ * order (the grouped order moves messages over the whole schedule).
+ *
+ * Syncs (depth 1): x and y, consecutive users of a directed network link
+ * with different senders, are synced when that link is the highest of the
+ * links the two messages share (nearest the root; up before down, then by
+ * link index); a lower shared link follows from the chain of syncs on the
+ * highest one, which orders every consecutive pair on it by induction from
+ * the top.  Both senders decide each sync from x and y alone, so the parts
+ * agree without communication.  Depth d > 1 keeps every candidate.  Cost for
+ * one rank: O(p (log k + h) g h), g the longest run of phases a link used by
+ * the rank's messages stays idle (about the largest subtree's size on
+ * balanced trees).  tc_schedule_from_parts joins every rank's part into the
+ * whole, checking that they agree, for the verifiers.
+ */
+int tc_algorithm_plans_per_rank(int index);
+/* Above this many ranks the PMPI library plans per rank (TOPOCOLL_PLAN=auto)
+ * and the model estimates a per-rank algorithm's features without its whole
+ * schedule: the whole schedule's grouped phase order, measured faster on the
+ * emulated cluster, is applied up to about this size only. */
+#define TC_PLAN_WHOLE_MAX_RANKS 256
+tc_status tc_alltoall_plan_rank(const char *algorithm, const tc_topology *topo, const tc_plan_options *options,
+                                int rank, tc_schedule **part);
+int tc_schedule_part_rank(const tc_schedule *s);          /* -1: a whole schedule */
+int64_t tc_schedule_num_phases(const tc_schedule *s);
+int64_t tc_schedule_step_phase(const tc_schedule *s, int step);
+/* The whole schedule from all ranks' parts (parts[r] is rank r's): each
+ * message as its sender has it, each sync as both its ranks have it; fails
+ * (TC_ERR_VERIFY) naming the first disagreement. */
+tc_status tc_schedule_from_parts(const tc_schedule *const *parts, int n, tc_schedule **whole);
+
 /* ---- multilevel collective trees (Karonis et al., MPICH-G2) -------------- */
 /*
  * Processes are placed in a hierarchy by group vectors: groups[r * levels + l]

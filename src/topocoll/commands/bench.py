@@ -38,6 +38,10 @@ def pmpi_options() -> list:
         ("--nap", "TOPOCOLL_NAP",
          dict(metavar="TIME", help="a waiting rank sleeps up to TIME between tests instead of spinning in the MPI "
                                    "(default: 200us on the testbed, else 0: spin)")),
+        ("--plan", "TOPOCOLL_PLAN",
+         dict(choices=["auto", "whole", "rank"], help="each rank plans the whole schedule (whole) or only its part "
+                                                      "(rank: faraj-yuan, in the generator's phase order); auto: "
+                                                      "its part above 256 ranks (default)")),
         ("--phase-order", "TOPOCOLL_PHASE_ORDER",
          dict(choices=phase_orders(), help="a synced schedule's phases: with messages moved between phases so "
                                            "that links keep their senders (grouped, the default), the "

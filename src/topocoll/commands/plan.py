@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import resource
 import sys
 import time
 
@@ -27,11 +28,73 @@ def setup_parser(p):
     p.add_argument("--sync-depth", type=int, default=1, metavar="D",
                    help="with --syncs: a link may carry D messages at once (1, the paper's: strict phases)")
     p.add_argument("--no-verify", action="store_true", help="skip the verifier when writing a schedule")
+    p.add_argument("--rank", type=int, metavar="R",
+                   help="plan only rank R's part, as the PMPI library does above 256 ranks (TOPOCOLL_PLAN): its "
+                        "messages, sent or received, in their phases, and with --syncs the syncs it waits for or "
+                        "signals; --json adds seconds and peak_bytes (faraj-yuan)")
     add_plan_arguments(p)
+
+
+def peak_rss_growth(before: int) -> int:
+    """Bytes the process's peak resident memory (VmHWM: rusage's ru_maxrss
+    carries a parent's peak across exec) grew above `before`, its resident
+    memory when planning started; 0 while below an earlier peak."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    try:
+        with open("/proc/self/status") as f:
+            peak = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        pass
+    return max(0, peak - before)
+
+
+def resident_bytes() -> int:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def run_rank(args, topo) -> int:
+    """topocoll plan T --rank R: one rank's part, planned without the whole."""
+    if args.check:
+        raise TopocollError("invalid argument", "--rank plans one rank's part; --check verifies a whole schedule "
+                                                "(the tests join every rank's part and verify that)")
+    if args.sync_depth < 1:
+        raise TopocollError("invalid argument", f"--sync-depth {args.sync_depth}: at least 1 (one message a link at a time)")
+    if not 0 <= args.rank < topo.num_machines:
+        raise TopocollError("invalid argument", f"--rank {args.rank}: the topology has ranks 0-{topo.num_machines - 1}")
+    before = resident_bytes()
+    t0 = time.perf_counter()
+    part = Schedule.plan_rank(args.algorithm, topo, args.rank, args.sync_depth)
+    seconds = time.perf_counter() - t0
+    peak = peak_rss_growth(before)
+    syncs = len(part.syncs())
+    if not args.syncs:
+        part.set_syncs([])
+    if args.output:
+        part.write_json(args.output, topo)
+    elif not args.json:
+        sys.stdout.write(part.write_json(None, topo))
+    mine = [m for m in part.messages() if args.rank in m[1:]]
+    summary = {"algorithm": args.algorithm, "machines": topo.num_machines, "rank": args.rank,
+               "phases": part.num_phases, "load": topo.alltoall_load,
+               "sends": sum(1 for m in mine if m[1] == args.rank), "receives": sum(1 for m in mine if m[2] == args.rank),
+               "syncs": syncs, "seconds": round(seconds, 6), "peak_bytes": peak}
+    if args.json:
+        emit_json(summary)
+    elif args.output:
+        print(f"{args.algorithm} on {topo.name}, rank {args.rank}'s part: {summary['sends']} sends and "
+              f"{summary['receives']} receives in {part.num_phases} phases, {syncs} syncs; {seconds:.3f} s; "
+              f"wrote {args.output}", file=sys.stderr)
+    return 0
 
 
 def run(args):
     topo = plan_topology(args)
+    if args.rank is not None:
+        return run_rank(args, topo)
     t0 = time.perf_counter()
     sched = Schedule.plan_with(args.algorithm, topo, **plan_options(args))
     t_plan = time.perf_counter() - t0
