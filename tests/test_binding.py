@@ -20,6 +20,7 @@ STRUCTS = {
     "tc_tree": _core._Tree,
     "tc_sync_stats": _core._SyncStats,
     "tc_sync_report": _core._SyncReport,
+    "tc_traffic_bound": _core._TrafficBound,
 }
 CONSTANTS = {
     "TC_PROP_CONTENTION_FREE": _core.PROP_CONTENTION_FREE, "TC_PROP_OPTIMAL": _core.PROP_OPTIMAL,
@@ -30,6 +31,7 @@ CONSTANTS = {
     "TC_FORMAT_AUTO": _core._FORMATS["auto"], "TC_FORMAT_SLURM": _core._FORMATS["slurm"],
     "TC_FORMAT_YAML": _core._FORMATS["yaml"],
     "sizeof(tc_op) / sizeof(int32_t)": _core.OP_INTS,
+    "TC_PLAN_WHOLE_MAX_RANKS": int(_core.default("plan_whole_max_ranks")),
 }
 
 

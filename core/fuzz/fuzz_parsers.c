@@ -3,8 +3,9 @@
  * reader accepts must survive its writer: a topology written as YAML (and
  * as Slurm where that can say it) reads back equal, a schedule written as
  * JSON reads back with the same steps and syncs, a compressed hostlist
- * expands to the same names; a tuning file's rules tile the block sizes;
- * and on a small tree read from the bytes,
+ * expands to the same names; a tuning file's rules tile the block sizes
+ * (first byte >= 0xf0); a traffic matrix (0xe0-0xef) reads back equal and
+ * its bounds hold; and on a small tree read from the bytes,
  * faraj-yuan keeps its promises and its syncs pass the sync verifier.
  *
  *   make fuzz FUZZ_SECONDS=600      (corpus: core/fuzz/corpus)
@@ -12,6 +13,7 @@
 #include "tc_internal.h"
 
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -186,6 +188,37 @@ static void fuzz_tuning(const char *data, size_t len)
     tc_tuning_destroy(t);
 }
 
+/* A traffic matrix the reader accepts is square, within its limits, and
+ * reads back the same from what its writer writes; its bounds are finite. */
+static tc_status write_traffic(const void *d, tc_format fmt, FILE *f) { (void)fmt; return tc_traffic_write(d, f); }
+
+static void fuzz_traffic(const char *data, size_t len)
+{
+    tc_traffic *d = NULL, *e = NULL;
+    if (tc_traffic_read(data, len, "<fuzz>", &d) != TC_OK) return;
+    const int p = tc_traffic_ranks(d);
+    const int64_t *b = tc_traffic_bytes(d);
+    int64_t total = 0;
+    for (int64_t k = 0; k < (int64_t)p * p; k++) { CHECK(b[k] >= 0); total += b[k]; }
+    CHECK(p >= 1 && total <= TC_MAX_TRAFFIC_BYTES);
+    size_t n;
+    char *text = written(write_traffic, d, TC_FORMAT_AUTO, &n);
+    CHECK(text && tc_traffic_read(text, n, "<written>", &e) == TC_OK && tc_traffic_ranks(e) == p &&
+          !memcmp(tc_traffic_bytes(e), b, sizeof(int64_t) * (size_t)p * (size_t)p));
+    free(text);
+    tc_traffic_destroy(e);
+    tc_topology *t = NULL;
+    char spec[32];
+    snprintf(spec, sizeof spec, "%d", p);
+    if (p <= 256 && tc_topology_synthetic(spec, &t) == TC_OK) {
+        tc_traffic_bound bd;
+        CHECK(tc_traffic_bounds(d, t, 1e8, &bd) == TC_OK && bd.total_bytes == total && isfinite(bd.link_seconds) &&
+              bd.link_seconds >= bd.port_seconds * 0.999999);
+        tc_topology_destroy(t);
+    }
+    tc_traffic_destroy(d);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1) return 0;
@@ -193,6 +226,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len = size - 1;
     if (data[0] >= 0xf0) {   /* the tuning reader (the others keep their first bytes) */
         fuzz_tuning(text, len);
+        tc_error_clear();
+        return 0;
+    }
+    if (data[0] >= 0xe0) {   /* the traffic matrix reader */
+        fuzz_traffic(text, len);
         tc_error_clear();
         return 0;
     }

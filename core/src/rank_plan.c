@@ -102,6 +102,7 @@ static tc_status rank_syncs(const tc_phase_oracle *o, int rank, const tc_op_at *
 static int64_t unique(void *base, int64_t n, size_t size, int (*cmp)(const void *, const void *))
 {
     char *v = base;
+    if (n <= 0) return 0;
     qsort(v, (size_t)n, size, cmp);
     int64_t w = 0;
     for (int64_t i = 0; i < n; i++)

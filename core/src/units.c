@@ -181,7 +181,7 @@ double tc_default(const char *name)
 {
     static const named_value defaults[] = {
         {"fanout", TC_DEFAULT_FANOUT}, {"bandwidth", TC_DEFAULT_BANDWIDTH}, {"latency", TC_DEFAULT_LATENCY},
-        {"segment_size", TC_DEFAULT_SEGMENT_SIZE},
+        {"segment_size", TC_DEFAULT_SEGMENT_SIZE}, {"plan_whole_max_ranks", TC_PLAN_WHOLE_MAX_RANKS},
     };
     return lookup(defaults, sizeof defaults / sizeof defaults[0], name);
 }

@@ -124,6 +124,12 @@ class _ModelFeatures(ctypes.Structure):
                 ("steps", ctypes.c_int)]
 
 
+class _TrafficBound(ctypes.Structure):
+    _fields_ = [("total_bytes", ctypes.c_int64), ("link_seconds", ctypes.c_double), ("link", ctypes.c_int),
+                ("link_up", ctypes.c_int), ("link_bytes", ctypes.c_int64), ("port_seconds", ctypes.c_double),
+                ("port_rank", ctypes.c_int), ("port_sends", ctypes.c_int), ("port_bytes", ctypes.c_int64)]
+
+
 class _TuningRule(ctypes.Structure):
     _fields_ = [("ranks", ctypes.c_int), ("min_block", ctypes.c_longlong), ("max_block", ctypes.c_longlong),
                 ("algorithm", ctypes.c_int), ("segment_size", ctypes.c_longlong), ("fanout", ctypes.c_int),
@@ -242,6 +248,15 @@ _PROTOS = {
     "tc_model_time": (D, [ctypes.POINTER(_ModelFeatures), ctypes.POINTER(_ModelSignature), D]),
     "tc_plan_segments": (I, [ctypes.c_longlong, ctypes.c_longlong, I]),
     "tc_tuning_load": (I, [S, ctypes.POINTER(P)]),
+    "tc_traffic_load": (I, [S, ctypes.POINTER(P)]),
+    "tc_traffic_read": (I, [S, ctypes.c_size_t, S, ctypes.POINTER(P)]),
+    "tc_traffic_write": (I, [P, P]),
+    "tc_traffic_from": (I, [I, P, ctypes.POINTER(P)]),
+    "tc_traffic_pattern": (I, [S, I, I64, ctypes.c_uint64, ctypes.POINTER(P)]),
+    "tc_traffic_destroy": (None, [P]),
+    "tc_traffic_ranks": (I, [P]),
+    "tc_traffic_bytes": (ctypes.POINTER(I64), [P]),
+    "tc_traffic_bounds": (I, [P, P, D, ctypes.POINTER(_TrafficBound)]),
     "tc_tuning_destroy": (None, [P]),
     "tc_tuning_topology": (S, [P]),
     "tc_tuning_num_machines": (I, [P]),
@@ -941,6 +956,70 @@ def model_time(features: dict, signature: dict, block: float) -> float:
     f = _ModelFeatures(features["startup"], features["byte_time"], features["messages"], features.get("steps", 0))
     sig = _ModelSignature(signature["gamma"], signature["delta"], signature["threshold"])
     return lib().tc_model_time(ctypes.byref(f), ctypes.byref(sig), float(block))
+
+
+class Traffic:
+    """A traffic matrix (MPI_Alltoallv's bytes from each rank to each): read
+    from its file, made from a pattern, or given; its bounds on a topology."""
+
+    def __init__(self, handle):
+        self._h = handle
+
+    def __del__(self):
+        if getattr(self, "_h", None) and _lib is not None:
+            _lib.tc_traffic_destroy(self._h)
+            self._h = None
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Traffic":
+        h = ctypes.c_void_p()
+        _check(lib().tc_traffic_load(os.fsencode(path), ctypes.byref(h)))
+        return cls(h)
+
+    @classmethod
+    def pattern(cls, spec: str, ranks: int, mean_block: int, seed: int = 1) -> "Traffic":
+        """uniform, zipf:S, hot:K, sparse:F or random (the core's definitions)."""
+        h = ctypes.c_void_p()
+        _check(lib().tc_traffic_pattern(spec.encode("utf-8", "surrogateescape"), ranks, mean_block,
+                                        seed & (2**64 - 1), ctypes.byref(h)))
+        return cls(h)
+
+    @classmethod
+    def from_rows(cls, rows: list[list[int]]) -> "Traffic":
+        p = len(rows)
+        if any(len(r) != p for r in rows):
+            raise TopocollError("invalid argument", "a traffic matrix is square: one row of p blocks a rank")
+        flat = (ctypes.c_int64 * (p * p))(*[x for r in rows for x in r])
+        h = ctypes.c_void_p()
+        _check(lib().tc_traffic_from(p, flat, ctypes.byref(h)))
+        return cls(h)
+
+    @property
+    def ranks(self) -> int:
+        return lib().tc_traffic_ranks(self._h)
+
+    def rows(self) -> list[list[int]]:
+        p, ptr = self.ranks, lib().tc_traffic_bytes(self._h)
+        return [[ptr[i * p + j] for j in range(p)] for i in range(p)]
+
+    def write(self, path: str | os.PathLike | None = None) -> str | None:
+        if path is None:
+            return _capture(lambda f: lib().tc_traffic_write(self._h, f))
+        _to_file(path, lambda f: lib().tc_traffic_write(self._h, f))
+        return None
+
+    def bounds(self, topology: "Topology", default_rate: float | None = None) -> dict:
+        """The link-load and single-port bounds (seconds) and where they are."""
+        b = _TrafficBound()
+        _check(lib().tc_traffic_bounds(self._h, topology._h, default_rate or default("bandwidth"), ctypes.byref(b)))
+        out = {"total_bytes": b.total_bytes, "link_seconds": b.link_seconds, "port_seconds": b.port_seconds}
+        if b.link >= 0:
+            l = topology.links()[b.link]
+            out["link"] = f"{l['child']}->{l['parent']}" if b.link_up else f"{l['parent']}->{l['child']}"
+            out["link_bytes"] = b.link_bytes
+        if b.port_rank >= 0:
+            out.update(port_rank=b.port_rank, port_bytes=b.port_bytes, port_sends=bool(b.port_sends))
+        return out
 
 
 class Tuning:

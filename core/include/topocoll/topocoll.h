@@ -393,7 +393,8 @@ const char *tc_phase_order_name(int order);   /* NULL past the last */
  * for sync-shuffle on the emulated 8-machine switch at 64-256 KB blocks
  * (docs/results/2026-11-22-algorithms.md). */
 #define TC_DEFAULT_SEGMENT_SIZE 16384
-/* "fanout", "bandwidth", "latency", "segment_size"; -1 for an unknown name. */
+/* "fanout", "bandwidth", "latency", "segment_size", "plan_whole_max_ranks"
+ * (TC_PLAN_WHOLE_MAX_RANKS); -1 for an unknown name. */
 double tc_default(const char *name);
 unsigned tc_algorithm_params(int index);
 int tc_algorithm_count(void);
@@ -459,6 +460,45 @@ int64_t tc_schedule_step_phase(const tc_schedule *s, int step);
  * message as its sender has it, each sync as both its ranks have it; fails
  * (TC_ERR_VERIFY) naming the first disagreement. */
 tc_status tc_schedule_from_parts(const tc_schedule *const *parts, int n, tc_schedule **whole);
+
+/* ---- unequal blocks (MPI_Alltoallv): the traffic matrix and its bounds ---- */
+/*
+ * D[i][j] is the bytes rank i sends rank j.  The file: one line a sending
+ * rank, its blocks' bytes (whole numbers, no units) in receiver order,
+ * separated by spaces, tabs or commas; '#' starts a comment; the matrix is
+ * square.  Patterns (the benchmark's, all blocks off the diagonal, totalling
+ * mean x p (p-1) bytes exactly, the same for every seed on every machine):
+ *   uniform     every block the mean;
+ *   zipf:S      the pairs in a random order, the k-th block ~ k^-S (S in (0, 10]);
+ *   hot:K       K receivers spread over the ranks (rank h p / K) take half
+ *               of all bytes (1 <= K < p);
+ *   sparse:F    each block present with probability F (0 < F <= 1), present
+ *               blocks equal;
+ *   random      blocks uniform in [0, 2 mean).
+ * Bounds: link-load, max over directed links of the bytes crossing it over
+ * its rate; single-port, max over ranks of its sent or received bytes over
+ * its own (first network) link's rate.  Cost O(p^2 h).
+ */
+#define TC_MAX_TRAFFIC_BYTES (1LL << 50)   /* bytes of a traffic matrix, all blocks together */
+typedef struct tc_traffic tc_traffic;
+tc_status tc_traffic_read(const char *text, size_t len, const char *filename, tc_traffic **out);
+tc_status tc_traffic_load(const char *path, tc_traffic **out);
+tc_status tc_traffic_write(const tc_traffic *d, FILE *out);
+tc_status tc_traffic_from(int ranks, const int64_t *bytes, tc_traffic **out);
+tc_status tc_traffic_pattern(const char *spec, int ranks, int64_t mean_block, uint64_t seed, tc_traffic **out);
+void tc_traffic_destroy(tc_traffic *d);
+int tc_traffic_ranks(const tc_traffic *d);
+const int64_t *tc_traffic_bytes(const tc_traffic *d);   /* ranks x ranks, row major */
+typedef struct tc_traffic_bound {
+    int64_t total_bytes;
+    double link_seconds;     /* the link-load bound                                  */
+    int link, link_up;       /* its link (index) and direction (1: child to parent)  */
+    int64_t link_bytes;
+    double port_seconds;     /* the single-port bound                                */
+    int port_rank, port_sends;   /* its rank; 1: what it sends, 0: what it receives  */
+    int64_t port_bytes;
+} tc_traffic_bound;
+tc_status tc_traffic_bounds(const tc_traffic *d, const tc_topology *topo, double default_rate, tc_traffic_bound *out);
 
 /* ---- multilevel collective trees (Karonis et al., MPICH-G2) -------------- */
 /*

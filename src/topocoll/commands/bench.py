@@ -41,7 +41,8 @@ def pmpi_options() -> list:
         ("--plan", "TOPOCOLL_PLAN",
          dict(choices=["auto", "whole", "rank"], help="each rank plans the whole schedule (whole) or only its part "
                                                       "(rank: faraj-yuan, in the generator's phase order); auto: "
-                                                      "its part above 256 ranks (default)")),
+                                                      f"its part above {default('plan_whole_max_ranks'):.0f} ranks "
+                                                      "(default)")),
         ("--phase-order", "TOPOCOLL_PHASE_ORDER",
          dict(choices=phase_orders(), help="a synced schedule's phases: with messages moved between phases so "
                                            "that links keep their senders (grouped, the default), the "

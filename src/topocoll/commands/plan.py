@@ -6,7 +6,7 @@ import resource
 import sys
 import time
 
-from .._core import Schedule, TopocollError, algorithms
+from .._core import Schedule, TopocollError, algorithms, default
 from ..common import add_plan_arguments, add_topology_argument, emit_json, plan_options, plan_topology
 
 description = "plan an all-to-all schedule for a topology and write it as JSON"
@@ -29,7 +29,8 @@ def setup_parser(p):
                    help="with --syncs: a link may carry D messages at once (1, the paper's: strict phases)")
     p.add_argument("--no-verify", action="store_true", help="skip the verifier when writing a schedule")
     p.add_argument("--rank", type=int, metavar="R",
-                   help="plan only rank R's part, as the PMPI library does above 256 ranks (TOPOCOLL_PLAN): its "
+                   help="plan only rank R's part, as the PMPI library does above "
+                        f"{default('plan_whole_max_ranks'):.0f} ranks (TOPOCOLL_PLAN): its "
                         "messages, sent or received, in their phases, and with --syncs the syncs it waits for or "
                         "signals; --json adds seconds and peak_bytes (faraj-yuan)")
     add_plan_arguments(p)

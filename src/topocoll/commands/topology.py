@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
-from .._core import TopocollError, format_rate, format_time
+from .._core import TopocollError, Traffic, format_rate, format_time, parse_size
 from ..common import DEFAULT_BANDWIDTH, add_actions, add_topology_argument, emit_json, load_topology, rate, run_action
 
 description = "show a topology (bottleneck, load, peak bound, root) or convert it between formats"
@@ -19,6 +20,13 @@ def setup_parser(p):
     show.add_argument("--bandwidth", default=DEFAULT_BANDWIDTH,
                       help="bandwidth of links the file gives none for (default %(default)s)")
     show.add_argument("--json", action="store_true", help="print as JSON")
+    show.add_argument("--matrix", metavar="FILE|PATTERN",
+                      help="unequal blocks (MPI_Alltoallv): a traffic matrix file (one line a sending rank, its "
+                           "blocks' bytes in receiver order) or a pattern (uniform, zipf:S, hot:K, sparse:F, random); "
+                           "prints its link-load and single-port time bounds")
+    show.add_argument("--mean-block", default="128K", metavar="SIZE",
+                      help="with a pattern: the mean block (default %(default)s)")
+    show.add_argument("--seed", type=int, default=1, help="with a pattern: its random seed (default %(default)s)")
     show.set_defaults(_action=run_show)
     conv = sub.add_parser("convert", help="write a topology in another format",
                           description="Convert between Slurm topology.conf and topocoll YAML. The output "
@@ -56,9 +64,25 @@ def describe(topo, default_bw: float) -> dict:
     return info
 
 
+PATTERNS = ("uniform", "zipf:", "hot:", "sparse:", "random")
+
+
+def traffic_of(spec: str, topo, mean_block: str, seed: int) -> Traffic:
+    """A matrix file, or a pattern over the topology's ranks."""
+    if spec in ("uniform", "random") or spec.startswith(PATTERNS[1:4]):
+        return Traffic.pattern(spec, topo.num_machines, parse_size(mean_block), seed)
+    if not os.path.isfile(spec):
+        raise TopocollError("i/o error", f"--matrix: no file '{spec}' (nor a pattern: uniform, zipf:S, hot:K, "
+                                         "sparse:F, random)")
+    return Traffic.load(spec)
+
+
 def run_show(args):
     topo = load_topology(args.topology)
     info = describe(topo, rate(args.bandwidth))
+    if args.matrix:
+        info["traffic"] = {"matrix": args.matrix,
+                           **traffic_of(args.matrix, topo, args.mean_block, args.seed).bounds(topo, rate(args.bandwidth))}
     if args.json:
         emit_json(info)
         return 0
@@ -83,6 +107,15 @@ def run_show(args):
         sizes = ", ".join(f"{s['via']}:{len(s['machines'])}" for s in subtrees[:12])
         more = f" and {len(subtrees) - 12} more" if len(subtrees) > 12 else ""
         print(f"  root: {info['root']}; subtrees (largest first, via:machines): {sizes}{more}")
+    if "traffic" in info:
+        t = info["traffic"]
+        print(f"  traffic {t['matrix']}: {t['total_bytes']} bytes in all")
+        if "link" in t:
+            print(f"    link-load bound: {format_time(t['link_seconds'])} (link {t['link']} carries {t['link_bytes']} "
+                  "bytes)")
+        if "port_rank" in t:
+            print(f"    single-port bound: {format_time(t['port_seconds'])} (rank {t['port_rank']} "
+                  f"{'sends' if t['port_sends'] else 'receives'} {t['port_bytes']} bytes)")
     return 0
 
 
