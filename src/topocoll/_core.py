@@ -958,23 +958,30 @@ def model_time(features: dict, signature: dict, block: float) -> float:
     return lib().tc_model_time(ctypes.byref(f), ctypes.byref(sig), float(block))
 
 
-class Traffic:
-    """A traffic matrix (MPI_Alltoallv's bytes from each rank to each): read
-    from its file, made from a pattern, or given; its bounds on a topology."""
+class _FileObject:
+    """A core object read from a file (tc_<kind>_load) and freed by
+    tc_<kind>_destroy; subclasses name the kind."""
+    _kind = ""
 
     def __init__(self, handle):
         self._h = handle
 
     def __del__(self):
         if getattr(self, "_h", None) and _lib is not None:
-            _lib.tc_traffic_destroy(self._h)
+            getattr(_lib, f"tc_{self._kind}_destroy")(self._h)
             self._h = None
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "Traffic":
+    def load(cls, path: str | os.PathLike):
         h = ctypes.c_void_p()
-        _check(lib().tc_traffic_load(os.fsencode(path), ctypes.byref(h)))
+        _check(getattr(lib(), f"tc_{cls._kind}_load")(os.fsencode(path), ctypes.byref(h)))
         return cls(h)
+
+
+class Traffic(_FileObject):
+    """A traffic matrix (MPI_Alltoallv's bytes from each rank to each): read
+    from its file, made from a pattern, or given; its bounds on a topology."""
+    _kind = "traffic"
 
     @classmethod
     def pattern(cls, spec: str, ranks: int, mean_block: int, seed: int = 1) -> "Traffic":
@@ -1022,22 +1029,9 @@ class Traffic:
         return out
 
 
-class Tuning:
+class Tuning(_FileObject):
     """A tuning file as the core reads it (the PMPI library's reader)."""
-
-    def __init__(self, handle):
-        self._h = handle
-
-    def __del__(self):
-        if getattr(self, "_h", None) and _lib is not None:
-            _lib.tc_tuning_destroy(self._h)
-            self._h = None
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> "Tuning":
-        h = ctypes.c_void_p()
-        _check(lib().tc_tuning_load(os.fsencode(path), ctypes.byref(h)))
-        return cls(h)
+    _kind = "tuning"
 
     @property
     def topology(self) -> str:
