@@ -66,14 +66,6 @@ typedef struct runs {
     int32_t stamp;
 } runs;
 
-static uint64_t next_random(uint64_t *x)
-{
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    return *x;
-}
-
 /* Hand-off cost on link e between phases k-1 and k. */
 static int64_t pair_cost(const runs *r, int e, int k)
 {
@@ -185,9 +177,9 @@ tc_status tc_schedule_group_senders(tc_schedule *s, const tc_topology *topo)
     uint64_t seed = 0x9e3779b97f4a7c15ULL;
     for (int64_t it = 0; it < moves && best_cost > 0; it++) {
         const int64_t threshold = THRESHOLD0 * (moves - it) / moves;
-        const int32_t x = (int32_t)(next_random(&seed) % (uint64_t)ops);
+        const int32_t x = (int32_t)(tc_random_next(&seed) % (uint64_t)ops);
         const int a = r.phase[x];
-        int b = (int)(next_random(&seed) % (uint64_t)(n - 1));
+        int b = (int)(tc_random_next(&seed) % (uint64_t)(n - 1));
         if (b >= a) b++;
         int64_t nlinks, before = 0, after = 0;
         const int64_t len = component(&r, x, b, comp, links, &nlinks);

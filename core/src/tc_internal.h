@@ -185,6 +185,16 @@ tc_status tc_schedule_op_paths(const tc_schedule *s, const tc_topology *topo, in
  * malloc'd, NULL when memory ran out. */
 int32_t *tc_topology_hop_table(const tc_topology *topo);
 
+/* The core's one pseudo-random stream (xorshift64): the same numbers on
+ * every machine for a seed, so that every rank plans alike.  *x != 0. */
+static inline uint64_t tc_random_next(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
 /* "a, b, c": the names of a table (name_of(0..count-1)) for error messages. */
 void tc_join_names(char *buf, size_t len, int count, const char *(*name_of)(int));
 

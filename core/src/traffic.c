@@ -165,14 +165,7 @@ tc_status tc_traffic_write(const tc_traffic *d, FILE *f)
 
 /* ---- patterns ---- */
 
-static uint64_t next_random(uint64_t *x)   /* xorshift64*: the same stream on every rank */
-{
-    *x ^= *x >> 12;
-    *x ^= *x << 25;
-    *x ^= *x >> 27;
-    return *x * 0x2545f4914f6cdd1dULL;
-}
-static double uniform01(uint64_t *x) { return (double)(next_random(x) >> 11) * (1.0 / 9007199254740992.0); }
+static double uniform01(uint64_t *x) { return (double)(tc_random_next(x) >> 11) * (1.0 / 9007199254740992.0); }
 
 /* Off-diagonal weights w to whole bytes totalling `total` (largest remainders). */
 static void apportion(tc_traffic *d, const double *w, int64_t total)
@@ -254,7 +247,7 @@ tc_status tc_traffic_pattern(const char *spec, int ranks, int64_t mean, uint64_t
     if (kind == 3 && nonzero == 0 && p > 1) w[1] = 1;   /* at least one message */
     if (kind == 1) {   /* Zipf over the pairs in a random order: the k-th largest block ~ k^-S */
         for (int64_t k = pairs - 1; k > 0; k--) {
-            int64_t r = (int64_t)(next_random(&x) % (uint64_t)(k + 1)), t = order[k];
+            int64_t r = (int64_t)(tc_random_next(&x) % (uint64_t)(k + 1)), t = order[k];
             order[k] = order[r];
             order[r] = t;
         }
