@@ -5,7 +5,8 @@
  * JSON reads back with the same steps and syncs, a compressed hostlist
  * expands to the same names; a tuning file's rules tile the block sizes
  * (first byte >= 0xf0); a traffic matrix (0xe0-0xef) reads back equal and
- * its bounds hold; and on a small tree read from the bytes,
+ * its bounds hold and, up to 12 ranks, the unequal-block planner's plan
+ * proves (every byte once, contention-free); and on a small tree read from the bytes,
  * faraj-yuan keeps its promises and its syncs pass the sync verifier.
  *
  *   make fuzz FUZZ_SECONDS=600      (corpus: core/fuzz/corpus)
@@ -214,6 +215,14 @@ static void fuzz_traffic(const char *data, size_t len)
         tc_traffic_bound bd;
         CHECK(tc_traffic_bounds(d, t, 1e8, &bd) == TC_OK && bd.total_bytes == total && isfinite(bd.link_seconds) &&
               bd.link_seconds >= bd.port_seconds * 0.999999);
+        /* small matrices: the planner's plan proves, whatever the blocks */
+        tc_schedule *s = NULL;
+        tc_alltoallv_options o = {total % 3 == 0 ? 0 : 1 + total % 1000, 1, 0, NULL};
+        if (p <= 12 && tc_alltoallv_plan(t, d, &o, 1, &s, NULL) == TC_OK) {
+            tc_traffic_report r;
+            CHECK(tc_traffic_verify(s, t, d, NULL, &r) == TC_OK && r.complete && r.contention_free);
+        }
+        tc_schedule_destroy(s);
         tc_topology_destroy(t);
     }
     tc_traffic_destroy(d);

@@ -30,9 +30,9 @@
 
 /* The network's alpha of a path between machines a and b: the measured
  * class's, else the overhead plus the links' latencies. */
-static double path_alpha(const tc_topology *t, const tc_model_network *net, int a, int b, int32_t *edges)
+static double edges_alpha(const tc_topology *t, const tc_model_network *net, const int32_t *edges, int n)
 {
-    int n = a == b ? 0 : tc_topology_path(t, a, b, edges), cls = 0;
+    int cls = 0;
     double lat = 0;
     for (int k = 0; k < n; k++) {
         const tc_link_decl *l = &t->links[edges[k] / 2];
@@ -42,6 +42,11 @@ static double path_alpha(const tc_topology *t, const tc_model_network *net, int 
     }
     if (cls < net->num_classes && net->alpha[cls] > 0) return net->alpha[cls];
     return net->overhead + lat;
+}
+
+static double path_alpha(const tc_topology *t, const tc_model_network *net, int a, int b, int32_t *edges)
+{
+    return edges_alpha(t, net, edges, a == b ? 0 : tc_topology_path(t, a, b, edges));
 }
 
 static double link_rate(const tc_topology *t, const tc_model_network *net, int directed)
@@ -291,4 +296,66 @@ int tc_model_auto_choice(const tc_model_features f[2], double block_bytes, doubl
     double t[2] = {tc_model_time(&f[0], &sig[0], block_bytes), tc_model_time(&f[1], &sig[1], block_bytes)};
     if (seconds) { seconds[0] = t[0]; seconds[1] = t[1]; }
     return t[1] < t[0] ? fy : TC_NATIVE;
+}
+
+/* The time a direct schedule takes over unequal blocks, as the executor
+ * runs it (tc_exec.h): a rank's steps one after another (a step ends when
+ * its sends have); a message starts once its sender's earlier steps are
+ * done and the last user of every link of its path has finished (plus one
+ * sync's start-up where that user had another sender), then takes its
+ * path's alpha and its bytes over the narrowest rate of the path.  A link's
+ * users take turns, so on a contended step this counts them one after the
+ * other, as fair sharing would in total.  Cost O(ops x height). */
+tc_status tc_model_traffic_time(const tc_schedule *s, const tc_topology *t, const tc_traffic *d,
+                                const tc_model_network *net, double *seconds)
+{
+    tc_status rc = check_network(net);
+    *seconds = 0;
+    if (rc) return rc;
+    const int p = s->num_ranks, E = 2 * t->num_links;
+    if (tc_traffic_ranks(d) != p || tc_topology_num_machines(t) != p)
+        TC_FAIL(TC_ERR_ARG, "model: the schedule has %d ranks, the matrix %d, the topology %d machines", p,
+                tc_traffic_ranks(d), tc_topology_num_machines(t));
+    const int64_t *D = tc_traffic_bytes(d);
+    double *ready = tc_xcalloc((size_t)p * 2 + 1, sizeof(double)), *free_at = tc_xcalloc((size_t)E + 1, sizeof(double));
+    int32_t *last = tc_xmalloc(sizeof(int32_t) * ((size_t)E + 1));
+    int32_t *edges = tc_xmalloc(sizeof(int32_t) * (2 * (size_t)t->height + 2));
+    if (!ready || !free_at || !last || !edges) {
+        free(ready); free(free_at); free(last); free(edges);
+        TC_FAIL(TC_ERR_NOMEM, "model: out of memory");
+    }
+    double *step_end = ready + p, end = 0;
+    for (int e = 0; e < E; e++) last[e] = -1;
+    for (int st = 0; st < s->num_steps && rc == TC_OK; st++) {
+        for (int64_t i = s->step_begin[st]; i < s->step_begin[st + 1]; i++) {
+            const tc_op *op = &s->ops[i];
+            if (op->first_block >= 0)
+                TC_FAIL_GOTO(rc, out, TC_ERR_UNSUPPORTED, "model: unequal blocks need a direct schedule (%s forwards)",
+                             s->algorithm);
+            if (i + 16 < s->num_ops)   /* blocks come in no order: fetch ahead */
+                __builtin_prefetch(&D[(int64_t)s->ops[i + 16].src * p + s->ops[i + 16].dst]);
+            int64_t n = D[(int64_t)op->src * p + op->dst];
+            double bytes = (double)(n * (op->part + 1) / op->parts - n * op->part / op->parts);
+            int L = tc_topology_path(t, op->src, op->dst, edges);
+            double start = ready[op->src], rate = TC_MAX_RATE;
+            for (int k = 0; k < L; k++) {
+                double f = free_at[edges[k]] + (last[edges[k]] >= 0 && last[edges[k]] != op->src ? net->overhead : 0);
+                if (f > start) start = f;
+                double r = link_rate(t, net, edges[k]);
+                if (r < rate) rate = r;
+            }
+            double finish = start + edges_alpha(t, net, edges, L) + 8.0 * bytes / rate;
+            for (int k = 0; k < L; k++) {
+                free_at[edges[k]] = finish;
+                last[edges[k]] = op->src;
+            }
+            if (finish > step_end[op->src]) step_end[op->src] = finish;
+            if (finish > end) end = finish;
+        }
+        for (int64_t i = s->step_begin[st]; i < s->step_begin[st + 1]; i++) ready[s->ops[i].src] = step_end[s->ops[i].src];
+    }
+    *seconds = end;
+out:
+    free(ready); free(free_at); free(last); free(edges);
+    return rc;
 }

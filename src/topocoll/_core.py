@@ -130,6 +130,24 @@ class _TrafficBound(ctypes.Structure):
                 ("port_rank", ctypes.c_int), ("port_sends", ctypes.c_int), ("port_bytes", ctypes.c_int64)]
 
 
+class _AlltoallvOptions(ctypes.Structure):
+    _fields_ = [("piece_bytes", ctypes.c_longlong), ("sync_depth", ctypes.c_int), ("phase_order", ctypes.c_int),
+                ("net", ctypes.c_void_p)]
+
+
+class _AlltoallvInfo(ctypes.Structure):
+    _fields_ = [("uniform", ctypes.c_int), ("piece_bytes", ctypes.c_longlong), ("candidates", ctypes.c_int),
+                ("predicted_seconds", ctypes.c_double)]
+
+
+class _TrafficReport(ctypes.Structure):
+    _fields_ = [("complete", ctypes.c_int), ("contention_free", ctypes.c_int), ("num_steps", ctypes.c_int),
+                ("max_parts", ctypes.c_int), ("pieces", ctypes.c_int64), ("empty_messages", ctypes.c_int64),
+                ("piece_load", ctypes.c_int64), ("contended_steps", ctypes.c_int64),
+                ("predicted_seconds", ctypes.c_double), ("bound_seconds", ctypes.c_double),
+                ("problem", ctypes.c_char * 512)]
+
+
 class _TuningRule(ctypes.Structure):
     _fields_ = [("ranks", ctypes.c_int), ("min_block", ctypes.c_longlong), ("max_block", ctypes.c_longlong),
                 ("algorithm", ctypes.c_int), ("segment_size", ctypes.c_longlong), ("fanout", ctypes.c_int),
@@ -257,6 +275,11 @@ _PROTOS = {
     "tc_traffic_ranks": (I, [P]),
     "tc_traffic_bytes": (ctypes.POINTER(I64), [P]),
     "tc_traffic_bounds": (I, [P, P, D, ctypes.POINTER(_TrafficBound)]),
+    "tc_traffic_uniform": (I, [P, ctypes.POINTER(I64)]),
+    "tc_alltoallv_plan": (I, [P, P, ctypes.POINTER(_AlltoallvOptions), I, ctypes.POINTER(P),
+                              ctypes.POINTER(_AlltoallvInfo)]),
+    "tc_traffic_verify": (I, [P, P, P, P, ctypes.POINTER(_TrafficReport)]),
+    "tc_model_traffic_time": (I, [P, P, P, P, ctypes.POINTER(D)]),
     "tc_tuning_destroy": (None, [P]),
     "tc_tuning_topology": (S, [P]),
     "tc_tuning_num_machines": (I, [P]),
@@ -1027,6 +1050,51 @@ class Traffic(_FileObject):
         if b.port_rank >= 0:
             out.update(port_rank=b.port_rank, port_bytes=b.port_bytes, port_sends=bool(b.port_sends))
         return out
+
+    @property
+    def uniform(self) -> int | None:
+        """The block size when every block off the diagonal has it (> 0), else None."""
+        b = ctypes.c_int64()
+        return b.value if lib().tc_traffic_uniform(self._h, ctypes.byref(b)) else None
+
+    def plan(self, topology: "Topology", piece_bytes: int = 0, execute: bool = False, sync_depth: int = 1,
+             network: "Network | None" = None, phase_order: str | None = None) -> tuple["Schedule", dict]:
+        """The unequal-block planner (tc_alltoallv_plan): the schedule and
+        what it chose (uniform, piece_bytes, candidates, predicted_seconds)."""
+        orders = phase_orders()
+        if phase_order is not None and phase_order not in orders:
+            raise TopocollError("invalid argument", f"phase order '{phase_order}'; valid: {', '.join(orders)}")
+        net, keep = network._struct() if network else (None, None)
+        opt = _AlltoallvOptions(piece_bytes, sync_depth, orders.index(phase_order) if phase_order else 0,
+                                ctypes.addressof(net) if net is not None else None)
+        info, h = _AlltoallvInfo(), ctypes.c_void_p()
+        _check(lib().tc_alltoallv_plan(topology._h, self._h, ctypes.byref(opt), int(execute), ctypes.byref(h),
+                                       ctypes.byref(info)))
+        del keep
+        return Schedule(h.value), {"uniform": bool(info.uniform), "piece_bytes": info.piece_bytes,
+                                   "candidates": info.candidates, "predicted_seconds": info.predicted_seconds}
+
+    def verify(self, schedule: "Schedule", topology: "Topology", network: "Network | None" = None) -> dict:
+        """The unequal-block verifier's report (tc_traffic_verify); with a
+        network, the model's predicted time beside the link-load bound."""
+        net, keep = network._struct() if network else (None, None)
+        r = _TrafficReport()
+        _check(lib().tc_traffic_verify(schedule._h, topology._h, self._h,
+                                       ctypes.addressof(net) if net is not None else None, ctypes.byref(r)))
+        del keep
+        return {"complete": bool(r.complete), "contention_free": bool(r.contention_free), "steps": r.num_steps,
+                "max_parts": r.max_parts, "messages": r.pieces, "empty_messages": r.empty_messages,
+                "piece_load": r.piece_load, "contended_steps": r.contended_steps,
+                "predicted_seconds": r.predicted_seconds if network else None, "bound_seconds": r.bound_seconds,
+                "problem": r.problem.decode("utf-8", "backslashreplace")}
+
+    def predict(self, schedule: "Schedule", topology: "Topology", network: "Network") -> float:
+        """The model's time of a direct schedule over these blocks (tc_model_traffic_time)."""
+        net, keep = network._struct()
+        t = ctypes.c_double()
+        _check(lib().tc_model_traffic_time(schedule._h, topology._h, self._h, ctypes.byref(net), ctypes.byref(t)))
+        del keep
+        return t.value
 
 
 class Tuning(_FileObject):

@@ -499,6 +499,49 @@ typedef struct tc_traffic_bound {
     int64_t port_bytes;
 } tc_traffic_bound;
 tc_status tc_traffic_bounds(const tc_traffic *d, const tc_topology *topo, double default_rate, tc_traffic_bound *out);
+/* 1 (and *block) when every block off the diagonal has the same bytes, > 0. */
+int tc_traffic_uniform(const tc_traffic *d, int64_t *block);
+
+/* The unequal-block planner (alltoallv_plan.c says how and what it costs):
+ * D into a direct schedule named "planned" whose steps are contention-free
+ * (a directed link carries at most one piece a step), blocks cut into pieces
+ * of at most piece_bytes (the IR's part/parts of each block's own bytes).
+ * A uniform D is planned as faraj-yuan's phases.  With execute, the syncs
+ * that keep a link's pieces apart are attached (sync_depth). */
+typedef struct tc_model_network tc_model_network;
+/* Up to this many non-empty blocks the planner tries six piece sizes. */
+#define TC_ALLTOALLV_SEARCH_BLOCKS 4096
+typedef struct tc_alltoallv_options {
+    long long piece_bytes;          /* 0: the model's fastest of a few sizes */
+    int sync_depth;                 /* as tc_plan_options; 0: 1 */
+    int phase_order;                /* a uniform D's faraj-yuan phase order */
+    const tc_model_network *net;    /* the prediction's network; NULL: the defaults */
+} tc_alltoallv_options;
+typedef struct tc_alltoallv_info {
+    int uniform;                    /* planned as faraj-yuan's phases */
+    long long piece_bytes;          /* the piece size planned with (0: whole blocks) */
+    int candidates;                 /* piece sizes tried */
+    double predicted_seconds;       /* tc_model_traffic_time of the plan */
+} tc_alltoallv_info;
+tc_status tc_alltoallv_plan(const tc_topology *topo, const tc_traffic *d, const tc_alltoallv_options *options,
+                            int execute, tc_schedule **sched, tc_alltoallv_info *info);
+/* The verifier for unequal blocks (verify_traffic.c): every byte of D
+ * delivered exactly once, steps against link use, the prediction (with net;
+ * NULL: none) against the link-load bound. */
+typedef struct tc_traffic_report {
+    int complete;                   /* every non-empty block as pieces 0..c-1 of one c, each once, none empty */
+    int contention_free;            /* no directed link carries two pieces in a step */
+    int num_steps, max_parts;
+    int64_t pieces;                 /* messages */
+    int64_t empty_messages;         /* zero-byte messages of empty blocks */
+    int64_t piece_load;             /* most messages one directed link carries: no
+                                       contention-free schedule of them has fewer steps */
+    int64_t contended_steps;
+    double predicted_seconds, bound_seconds;
+    char problem[512];              /* the first problem, "" if none */
+} tc_traffic_report;
+tc_status tc_traffic_verify(const tc_schedule *s, const tc_topology *topo, const tc_traffic *d,
+                            const tc_model_network *net, tc_traffic_report *report);
 
 /* ---- multilevel collective trees (Karonis et al., MPICH-G2) -------------- */
 /*
@@ -583,13 +626,13 @@ tc_status tc_groups_from_names(const char *const *names, int n, char sep, int *l
  * MPI's own all-to-all on the bottleneck link, and a contention-free one. */
 #define TC_DEFAULT_NATIVE_GAMMA 1.25
 #define TC_DEFAULT_SCHEDULE_GAMMA 1.0
-typedef struct tc_model_network {
+struct tc_model_network {
     const double *alpha;     /* alpha[k]: start-up (s) of a message over k network links; */
     int num_classes;         /* classes past the table or with alpha <= 0: overhead + latencies */
     double overhead;         /* s */
     double default_rate;     /* bit/s of links the topology gives none */
     double default_latency;  /* s, likewise */
-} tc_model_network;
+};
 typedef struct tc_model_signature { double gamma, delta, threshold; } tc_model_signature;
 typedef struct tc_model_features {
     double startup;          /* s on the critical path */
@@ -608,6 +651,12 @@ tc_status tc_model_schedule_features(const tc_schedule *s, const tc_topology *to
 tc_status tc_model_native_features(const tc_topology *topo, const tc_model_network *net, tc_model_features *out);
 /* The class of the path between machines a and b: network links crossed. */
 int tc_model_path_class(const tc_topology *topo, int a, int b);
+/* The time a direct schedule takes over unequal blocks D as the executor
+ * runs it (model.c says how): each message its path's alpha plus its bytes
+ * over the path's narrowest rate, after its sender's earlier steps and the
+ * last user of each of its links. */
+tc_status tc_model_traffic_time(const tc_schedule *s, const tc_topology *topo, const tc_traffic *d,
+                                const tc_model_network *net, double *seconds);
 double tc_model_time(const tc_model_features *f, const tc_model_signature *sig, double block_bytes);
 /* Untuned auto: out[0] the MPI's own features, out[1] faraj-yuan's (planned
  * with opt's sync depth and phase order), with the default network at
