@@ -2,7 +2,7 @@
  * libtopocoll_pmpi: MPI_Alltoall and the rooted collectives through
  * topocoll, as a PMPI library (LD_PRELOAD it, or link it before the MPI).
  * Its variables are those of docs/interfaces.md, read by pmpi_config.c;
- * pmpi_alltoall.c runs MPI_Alltoall, pmpi_coll.c the rooted collectives,
+ * pmpi_alltoall.c runs MPI_Alltoall, pmpi_alltoallv.c MPI_Alltoallv, pmpi_coll.c the rooted collectives,
  * pmpi_ranks.c maps ranks to machines.  This file: MPI_Init's check that
  * the library matches the MPI, and MPI_Finalize.
  */
@@ -63,6 +63,7 @@ int MPI_Finalize(void)
 {
     pmpi_config_load();   /* every rank takes part in the stats reductions */
     pmpi_alltoall_finalize();
+    pmpi_alltoallv_finalize();
     pmpi_coll_finalize();
     pmpi_config_free();
     return PMPI_Finalize();

@@ -54,7 +54,7 @@ static void trace_event(void *ctx, int event, long long op, double when)
                 event == TCX_EV_START ? "start" : event == TCX_EV_DONE ? "done" : "notify", when);
 }
 
-static void nap(double seconds)
+void pmpi_nap(double seconds)
 {
     struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
     nanosleep(&ts, NULL);
@@ -124,7 +124,7 @@ static int delete_plan(MPI_Comm comm, int keyval, void *attr, void *extra)
 /* Pacing rates from rank me of a communicator to each rank: the narrowest
  * link of the path (TOPOCOLL_BANDWIDTH where the topology gives none) times
  * TCP's goodput; 0 where a link's rate is unknown.  NULL if none is known. */
-static double *pace_rates(const tc_topology *t, int size, int me)
+double *pmpi_pace_rates(const tc_topology *t, int size, int me)
 {
     const double unknown = 1e-30;   /* below any real rate: marks links without one */
     double *rate = (double *)calloc((size_t)size, sizeof(double)), lat, bw;
@@ -313,7 +313,7 @@ static tcx_state *state_for(comm_plan *cp, MPI_Comm comm, int algorithm, long lo
     int me;
     PMPI_Comm_rank(comm, &me);
     if (pmpi_cfg.pace && tc_algorithm_runs_with_syncs(algorithm) && !cp->have_rates) {
-        cp->rate_to = pace_rates(tree, cp->size, me);
+        cp->rate_to = pmpi_pace_rates(tree, cp->size, me);
         cp->have_rates = 1;
     }
     plan_entry *e;
@@ -337,17 +337,22 @@ static tcx_state *state_for(comm_plan *cp, MPI_Comm comm, int algorithm, long lo
                                tc_schedule_blocks(s), tc_schedule_num_syncs(s), (const long long *)tc_schedule_syncs(s)};
     if (tcx_state_init(&e->state, &e->tables, comm) != MPI_SUCCESS)
         pmpi_fatal("could not set up the executor for %s%s", tc_algorithm_name(algorithm), "");
-    e->state.pace.rate_to = tc_algorithm_runs_with_syncs(algorithm) ? cp->rate_to : NULL;
-    e->state.pace.lead = pmpi_cfg.pace_lead;
-    e->state.nap = pmpi_cfg.nap > 0 ? nap : NULL;
-    e->state.nap_max = pmpi_cfg.nap;
-    e->state.pace.piece_bytes = (int)(pmpi_cfg.piece_size < INT_MAX ? pmpi_cfg.piece_size : INT_MAX);
+    pmpi_state_options(&e->state, tc_algorithm_runs_with_syncs(algorithm) ? cp->rate_to : NULL);
     if (pmpi_cfg.trace) {
         if (!tracebuf.mem) tracebuf.mem = open_memstream(&tracebuf.text, &tracebuf.len);
         e->state.trace = trace_event;
         e->state.trace_ctx = &tracebuf;
     }
     return &e->state;
+}
+
+void pmpi_state_options(tcx_state *st, const double *rate_to)
+{
+    st->pace.rate_to = rate_to;
+    st->pace.lead = pmpi_cfg.pace_lead;
+    st->nap = pmpi_cfg.nap > 0 ? pmpi_nap : NULL;
+    st->nap_max = pmpi_cfg.nap;
+    st->pace.piece_bytes = (int)(pmpi_cfg.piece_size < INT_MAX ? pmpi_cfg.piece_size : INT_MAX);
 }
 
 static comm_plan *plan_of(MPI_Comm comm)

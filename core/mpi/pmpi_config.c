@@ -45,6 +45,8 @@ static const struct var {
     {"TOPOCOLL_STATS", 0, FLAG, AT(stats), 0, 0, 0, "1", NULL},
     {"TOPOCOLL_CHECK", 0, FLAG, AT(check), 0, 0, 0, "1", NULL},
     {"TOPOCOLL_ALLTOALL_MIN_BYTES", 0, SIZE, AT(min_bytes), 0, 0, 0, "4096 or 4K", NULL},
+    {"TOPOCOLL_ALLTOALLV_MIN_BYTES", 0, SIZE, AT(v_min_bytes), PMPI_ALLTOALLV_MIN_BYTES, 0, 0, "32K", NULL},
+    {"TOPOCOLL_ALLTOALLV_PIECE_SIZE", 0, SIZE, AT(v_piece_size), 0, 0, 0, "64K, or 0 for the planner's choice", NULL},
     {NULL, TC_PARAM_SEGMENTS, SIZE, AT(segment_size), TC_DEFAULT_SEGMENT_SIZE, 1, 0, "16384 or 16K", NULL},
     {NULL, TC_PARAM_FANOUT, WHOLE, AT(fanout), TC_DEFAULT_FANOUT, 1, 1 << 30, "4", NULL},
     {"TOPOCOLL_SYNC_DEPTH", 0, WHOLE, AT(sync_depth), 1, 1, 1 << 30, "1", NULL},
@@ -183,6 +185,18 @@ static void read_alltoall(void)
     }
 }
 
+static void read_alltoallv(void)
+{
+    const char *alg = getenv("TOPOCOLL_ALLTOALLV");
+    snprintf(pmpi_cfg.alltoallv, sizeof pmpi_cfg.alltoallv, "%s", alg && *alg ? alg : "auto");
+    if (strcmp(pmpi_cfg.alltoallv, "planned") && strcmp(pmpi_cfg.alltoallv, "auto") &&
+        strcmp(pmpi_cfg.alltoallv, "native") && tc_algorithm_find(pmpi_cfg.alltoallv) < 0) {
+        char list[512];
+        valid_names(list, sizeof list, tc_algorithm_count(), tc_algorithm_name);
+        pmpi_fatal("TOPOCOLL_ALLTOALLV=%s is not an algorithm; valid: planned, %s", pmpi_cfg.alltoallv, list);
+    }
+}
+
 /* TOPOCOLL_TUNING: a decision file from `topocoll tune` for the machines of
  * TOPOCOLL_TOPOLOGY and this job's size; malformed, tuned on other machines
  * or for another number of ranks, the job stops.  (Sub-communicators of
@@ -250,6 +264,7 @@ void pmpi_config_load(void)
     read_collectives();
     if (!pmpi_cfg.topo) return;   /* unset: every MPI_Alltoall goes to the MPI */
     read_alltoall();
+    read_alltoallv();
     read_tuning();
     const char *clusters_var = tc_param_variable(TC_PARAM_CLUSTERS), *clusters = getenv(clusters_var);
     const char *map = getenv("TOPOCOLL_RANK_MAP");

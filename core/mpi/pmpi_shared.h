@@ -23,12 +23,22 @@ extern const char *const pmpi_coll_op_name[PMPI_COLL_OPS];   /* "bcast", ... */
 enum { PMPI_PLAN_AUTO = 0, PMPI_PLAN_WHOLE = 1, PMPI_PLAN_RANK = 2 };
 #define PMPI_PLAN_WORDS {"auto", "whole", "rank", NULL}
 
+/* MPI_Alltoallv (pmpi_alltoallv.c): auto plans a matrix whose mean
+ * non-empty block has at least this many bytes (TOPOCOLL_ALLTOALLV_MIN_BYTES;
+ * below it the MPI's own runs: docs/mpi.md says why), and plans at all up to
+ * this many ranks (every rank keeps the p x p counts). */
+#define PMPI_ALLTOALLV_MIN_BYTES 32768
+#define PMPI_ALLTOALLV_MAX_RANKS 4096
+
 /* Read-only after pmpi_config_load().  A bad value stopped the job there,
  * naming the variable. */
 typedef struct pmpi_config {
     int enabled;                  /* TOPOCOLL_TOPOLOGY set: the all-to-all is topocoll's */
     tc_topology *topo;            /* TOPOCOLL_TOPOLOGY */
     char algorithm[64];           /* TOPOCOLL_ALLTOALL: a registry name, "native" or "auto" */
+    char alltoallv[64];           /* TOPOCOLL_ALLTOALLV: "auto", "planned", "native" or a registry name */
+    long long v_min_bytes;        /* TOPOCOLL_ALLTOALLV_MIN_BYTES: auto plans from this mean block on */
+    long long v_piece_size;       /* TOPOCOLL_ALLTOALLV_PIECE_SIZE: 0, the planner's choice */
     long long min_bytes;          /* TOPOCOLL_ALLTOALL_MIN_BYTES */
     long long segment_size;       /* the segments parameter's variable */
     int fanout;                   /* the fan-out parameter's variable */
@@ -81,9 +91,20 @@ tc_topology *pmpi_ranks_topology(const int *mach, int size, char *why, size_t le
 /* Delete what keyval caches on MPI_COMM_WORLD and MPI_COMM_SELF. */
 void pmpi_delete_cached(int keyval);
 
+/* Pacing rates from rank me of a communicator to each rank (the path's
+ * narrowest link, TOPOCOLL_BANDWIDTH where the topology gives none, times
+ * TCP's goodput); NULL when no rate is known.  Malloc'd. */
+double *pmpi_pace_rates(const tc_topology *t, int size, int me);
+void pmpi_nap(double seconds);
+/* The executor's run options from the configuration: pacing at rate_to
+ * (NULL: off), its lead and pieces, napping (tcx_state in tc_exec.h). */
+struct tcx_state;
+void pmpi_state_options(struct tcx_state *st, const double *rate_to);
+
 /* Called by MPI_Finalize before the MPI goes (collective over MPI_COMM_WORLD):
  * the stats, the trace, the caches. */
 void pmpi_alltoall_finalize(void);
+void pmpi_alltoallv_finalize(void);
 void pmpi_coll_finalize(void);
 
 #endif

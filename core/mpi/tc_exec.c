@@ -52,11 +52,11 @@ static int tcx_notify(const tcx_view *v, int from, int to, MPI_Comm comm, MPI_Re
  * segmented schedule (sides then hold bytes) bytes [part*B/parts, (part+1)*B/parts). */
 TCX_API char *tcx_piece(const tcx_schedule *s, long long op, const tcx_side *side, int peer, int *count)
 {
-    char *at = side->base + side->stride * peer;
+    char *at = side->base + (side->displ ? side->displ[peer] : side->stride * peer);
     int part = s->ops[op].part, parts = s->ops[op].parts;
-    *count = side->count;
+    *count = side->counts ? side->counts[peer] : side->count;
     if (parts > 1) {
-        long long lo = (long long)side->count * part / parts, hi = (long long)side->count * (part + 1) / parts;
+        long long lo = (long long)*count * part / parts, hi = (long long)*count * (part + 1) / parts;
         at += lo;
         *count = (int)(hi - lo);
     }
@@ -211,7 +211,7 @@ TCX_API int tcx_alltoall(tcx_state *st, const void *sendbuf, int scount, MPI_Dat
     TCX(Type_size)(rtype, &tsize);
     const MPI_Aint bsize = (MPI_Aint)tsize * rcount;    /* bytes of one block */
     if (bsize == 0) return MPI_SUCCESS;
-    tcx_side rcv = {(char *)recvbuf, rext * rcount, rcount, rtype};
+    tcx_side rcv = {(char *)recvbuf, rext * rcount, rcount, rtype, NULL, NULL};
     tcx_side snd;
     int in_place = sendbuf == MPI_IN_PLACE;
     char *rpacked = NULL;
@@ -243,8 +243,8 @@ TCX_API int tcx_alltoall(tcx_state *st, const void *sendbuf, int scount, MPI_Dat
             }
             from = packed;
         }
-        snd = (tcx_side){(char *)from, bsize, (int)bsize, MPI_BYTE};
-        tcx_side rbytes = {rpacked ? rpacked : (char *)recvbuf, bsize, (int)bsize, MPI_BYTE};
+        snd = (tcx_side){(char *)from, bsize, (int)bsize, MPI_BYTE, NULL, NULL};
+        tcx_side rbytes = {rpacked ? rpacked : (char *)recvbuf, bsize, (int)bsize, MPI_BYTE, NULL, NULL};
         if (rc == MPI_SUCCESS)
             rc = TCX(Sendrecv)(snd.base + bsize * me, (int)bsize, MPI_BYTE, me, TCX_TAG_SELF, rbytes.base + bsize * me,
                                (int)bsize, MPI_BYTE, me, TCX_TAG_SELF, st->comm, MPI_STATUS_IGNORE);
@@ -267,7 +267,7 @@ TCX_API int tcx_alltoall(tcx_state *st, const void *sendbuf, int scount, MPI_Dat
         copy = (char *)malloc((size_t)span + 1);
         if (!copy) return MPI_ERR_NO_MEM;
         memcpy(copy, (char *)recvbuf + tlb, (size_t)span);
-        snd = (tcx_side){copy - tlb, rext * rcount, rcount, rtype};
+        snd = (tcx_side){copy - tlb, rext * rcount, rcount, rtype, NULL, NULL};
     } else if (v->forwarding) {
         /* own blocks as packed bytes (from the receive buffer when in place) */
         packed = (char *)malloc((size_t)(bsize * p));
@@ -282,10 +282,10 @@ TCX_API int tcx_alltoall(tcx_state *st, const void *sendbuf, int scount, MPI_Dat
             rc = TCX(Pack)(from + ext * count * d, count, type, packed + bsize * d, (int)bsize, &pos, st->comm);
             if (rc == MPI_SUCCESS && pos != bsize) rc = MPI_ERR_TRUNCATE;
         }
-        snd = (tcx_side){packed, bsize, (int)bsize, MPI_PACKED};
+        snd = (tcx_side){packed, bsize, (int)bsize, MPI_PACKED, NULL, NULL};
     } else {
         TCX(Type_get_extent)(stype, &lb, &sext);
-        snd = (tcx_side){(char *)sendbuf, sext * scount, scount, stype};
+        snd = (tcx_side){(char *)sendbuf, sext * scount, scount, stype, NULL, NULL};
     }
     if (rc != MPI_SUCCESS) goto out;
     if (!v->forwarding) {
@@ -309,6 +309,82 @@ out:
     free(packed);
     free(work);
     free(copy);
+    return rc;
+}
+
+/* Whether a datatype's bytes lie one after another from its start (then a
+ * block of n elements is n x size bytes at its displacement). */
+static int tcx_contiguous(MPI_Datatype t)
+{
+    MPI_Aint lb, ext, tlb, text;
+    int size;
+    TCX(Type_get_extent)(t, &lb, &ext);
+    TCX(Type_get_true_extent)(t, &tlb, &text);
+    TCX(Type_size)(t, &size);
+    return lb == 0 && tlb == 0 && ext == size && text == size;
+}
+
+/* One side of MPI_Alltoallv as bytes: byte displacements and counts, and
+ * (packed non-NULL) a buffer holding the blocks back to back. */
+typedef struct tcx_vside { MPI_Aint *displ; int *counts; char *packed; } tcx_vside;
+
+static int tcx_vside_make(tcx_vside *v, int p, const int *counts, const int *displs, MPI_Datatype t, int pack)
+{
+    MPI_Aint lb, ext, total = 0;
+    int size;
+    TCX(Type_get_extent)(t, &lb, &ext);
+    TCX(Type_size)(t, &size);
+    v->displ = (MPI_Aint *)malloc(sizeof(MPI_Aint) * (size_t)(p + 1));
+    v->counts = (int *)malloc(sizeof(int) * (size_t)(p + 1));
+    v->packed = NULL;
+    if (!v->displ || !v->counts) return MPI_ERR_NO_MEM;
+    for (int d = 0; d < p; d++) {
+        v->counts[d] = counts[d] * size;
+        v->displ[d] = pack ? total : displs[d] * ext;
+        total += v->counts[d];
+    }
+    if (pack && !(v->packed = (char *)malloc((size_t)total + 1))) return MPI_ERR_NO_MEM;
+    return MPI_SUCCESS;
+}
+
+static void tcx_vside_free(tcx_vside *v)
+{
+    free(v->displ); free(v->counts); free(v->packed);
+}
+
+TCX_API int tcx_alltoallv(tcx_state *st, const void *sendbuf, const int *scounts, const int *sdispls,
+                          MPI_Datatype stype, void *recvbuf, const int *rcounts, const int *rdispls, MPI_Datatype rtype)
+{
+    const int p = st->sched->nranks, me = st->view.me, in_place = sendbuf == MPI_IN_PLACE;
+    MPI_Aint lb, sext, rext;
+    int rc = MPI_SUCCESS;
+    if (in_place) { sendbuf = recvbuf; scounts = rcounts; sdispls = rdispls; stype = rtype; }
+    TCX(Type_get_extent)(stype, &lb, &sext);
+    TCX(Type_get_extent)(rtype, &lb, &rext);
+    /* in place, the blocks to send are copied out before any arrives */
+    int spack = in_place || !tcx_contiguous(stype), rpack = !tcx_contiguous(rtype);
+    tcx_vside sv, rv;
+    memset(&rv, 0, sizeof rv);
+    rc = tcx_vside_make(&sv, p, scounts, sdispls, stype, spack);
+    if (rc == MPI_SUCCESS) rc = tcx_vside_make(&rv, p, rcounts, rdispls, rtype, rpack);
+    for (int d = 0; d < p && rc == MPI_SUCCESS && spack; d++) {
+        int pos = 0;
+        rc = TCX(Pack)((const char *)sendbuf + sext * sdispls[d], scounts[d], stype, sv.packed + sv.displ[d],
+                       sv.counts[d], &pos, st->comm);
+    }
+    tcx_side snd = {spack ? sv.packed : (char *)sendbuf, 0, 0, MPI_BYTE, sv.displ, sv.counts};
+    tcx_side rcv = {rpack ? rv.packed : (char *)recvbuf, 0, 0, MPI_BYTE, rv.displ, rv.counts};
+    if (rc == MPI_SUCCESS && sv.counts[me] != rv.counts[me]) rc = MPI_ERR_TRUNCATE;
+    if (rc == MPI_SUCCESS && sv.counts[me])
+        memmove(rcv.base + rv.displ[me], snd.base + sv.displ[me], (size_t)sv.counts[me]);
+    if (rc == MPI_SUCCESS) rc = tcx_run_direct(st, snd, rcv);
+    for (int o = 0; o < p && rc == MPI_SUCCESS && rpack; o++) {
+        int pos = 0;
+        rc = TCX(Unpack)(rv.packed + rv.displ[o], rv.counts[o], &pos, (char *)recvbuf + rext * rdispls[o], rcounts[o],
+                         rtype, st->comm);
+    }
+    tcx_vside_free(&sv);
+    tcx_vside_free(&rv);
     return rc;
 }
 

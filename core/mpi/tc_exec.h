@@ -121,8 +121,17 @@ typedef struct tcx_state {
     double nap_max;                 /* longest nap, seconds; naps double from 1/32 of it */
 } tcx_state;
 
-/* The send or receive side of a run: where block d starts and how it is typed. */
-typedef struct tcx_side { char *base; MPI_Aint stride; int count; MPI_Datatype type; } tcx_side;
+/* The send or receive side of a run: where block d starts and how it is
+ * typed: base + stride * d, count elements each; or, with displ (MPI_Alltoallv
+ * on bytes), base + displ[d], counts[d] elements. */
+typedef struct tcx_side {
+    char *base;
+    MPI_Aint stride;
+    int count;
+    MPI_Datatype type;
+    const MPI_Aint *displ;
+    const int *counts;
+} tcx_side;
 
 /* Set up rank me's part of schedule s on comm (a private duplicate is made)
  * and free it; MPI_SUCCESS or an MPI error class. */
@@ -131,6 +140,16 @@ TCX_API void tcx_state_free(tcx_state *st);
 /* MPI_Alltoall semantics over the state's schedule. */
 TCX_API int tcx_alltoall(tcx_state *st, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
                          int rcount, MPI_Datatype rtype);
+/* MPI_Alltoallv semantics over a direct schedule (any datatypes and
+ * displacements; MPI_IN_PLACE): on bytes, from and into the caller's
+ * buffers where the datatypes are contiguous, else packed first and
+ * unpacked after.  Every block's bytes (count x type size) must fit an int;
+ * the caller checks that counts match between the ranks. */
+TCX_API int tcx_alltoallv(tcx_state *st, const void *sendbuf, const int *scounts, const int *sdispls,
+                          MPI_Datatype stype, void *recvbuf, const int *rcounts, const int *rdispls, MPI_Datatype rtype);
+/* Run another schedule of the same ranks on the state's communicator (its
+ * view rebuilt; no new duplicate); MPI_SUCCESS or MPI_ERR_NO_MEM. */
+TCX_API int tcx_state_reset(tcx_state *st, const tcx_schedule *s);
 
 /* Between the files (tc_exec_view.c, tc_exec.c, tc_exec_pace.c). */
 TCX_API int tcx_view_build(tcx_view *v, const tcx_schedule *s, int me);

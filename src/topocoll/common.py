@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
-from ._core import Topology, TopocollError, default, format_rate, format_time, hostlist_expand, parse_rate
+from ._core import (Topology, TopocollError, Traffic, default, format_rate, format_time, hostlist_expand, parse_rate,
+                    parse_size)
 
 # the core's defaults (topocoll.h), as option texts: "100Mbit", "50us"
 DEFAULT_BANDWIDTH = format_rate(default("bandwidth"))
@@ -114,3 +116,27 @@ def plan_options(args) -> dict:
         labels = hostlist_expand(args.clusters)
         opts["clusters"] = [labels.index(x) for x in labels]
     return opts
+
+
+def add_matrix_arguments(parser, what: str, required: bool = False) -> None:
+    """--matrix FILE|PATTERN, --mean-block and --seed: unequal blocks."""
+    parser.add_argument("--matrix", metavar="FILE|PATTERN", required=required,
+                        help="unequal blocks (MPI_Alltoallv): a traffic matrix file (one line a sending rank, its "
+                             "blocks' bytes in receiver order) or a pattern (uniform, zipf:S, hot:K, sparse:F, "
+                             f"random); {what}")
+    parser.add_argument("--mean-block", default="128K", metavar="SIZE",
+                        help="with a pattern: the mean block (default %(default)s)")
+    parser.add_argument("--seed", type=int, default=1, help="with a pattern: its random seed (default %(default)s)")
+
+
+def traffic_of(spec: str, topo: Topology, mean_block: str, seed: int) -> Traffic:
+    """A matrix file, else a pattern over the topology's ranks (the core
+    knows the patterns' names)."""
+    if os.path.isfile(spec):
+        return Traffic.load(spec)
+    try:
+        return Traffic.pattern(spec, topo.num_machines, parse_size(mean_block), seed)
+    except TopocollError as e:
+        if not str(e).startswith("unknown pattern"):
+            raise
+        raise TopocollError("i/o error", f"--matrix: no file '{spec}', and {e}") from None

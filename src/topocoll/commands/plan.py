@@ -6,8 +6,9 @@ import resource
 import sys
 import time
 
-from .._core import Schedule, TopocollError, algorithms, default
-from ..common import add_plan_arguments, add_topology_argument, emit_json, plan_options, plan_topology
+from .._core import Network, Schedule, TopocollError, algorithms, default, parse_size
+from ..common import (DEFAULT_BANDWIDTH, add_matrix_arguments, add_plan_arguments, add_topology_argument, emit_json,
+                      plan_options, plan_topology, rate, traffic_of)
 
 description = "plan an all-to-all schedule for a topology and write it as JSON"
 
@@ -34,6 +35,52 @@ def setup_parser(p):
                         "messages, sent or received, in their phases, and with --syncs the syncs it waits for or "
                         "signals; --json adds seconds and peak_bytes (faraj-yuan)")
     add_plan_arguments(p)
+    add_matrix_arguments(p, "plans MPI_Alltoallv's exchange of those blocks (the unequal-block planner: contention-"
+                            "free steps, blocks cut into pieces), verifies it and prints steps, messages, the model's "
+                            "time and the link-load bound")
+    p.add_argument("--piece-size", default="0", metavar="SIZE",
+                   help="with --matrix: pieces of at most SIZE bytes (default 0: the planner's choice)")
+    p.add_argument("--bandwidth", default=DEFAULT_BANDWIDTH,
+                   help="with --matrix: rate of links the topology gives none (default %(default)s)")
+
+
+def run_matrix(args, topo) -> int:
+    """topocoll plan T --matrix D: the unequal-block planner, verified."""
+    if args.rank is not None or args.output:
+        raise TopocollError("invalid argument", "--matrix prints a summary (text or --json); --rank and -o are for "
+                                                "all-to-all schedules of equal blocks")
+    d = traffic_of(args.matrix, topo, args.mean_block, args.seed)
+    net = Network(default_rate=rate(args.bandwidth))
+    t0 = time.perf_counter()
+    sched, info = d.plan(topo, piece_bytes=parse_size(args.piece_size), execute=args.syncs,
+                         sync_depth=args.sync_depth, network=net)
+    t_plan = time.perf_counter() - t0
+    r = d.verify(sched, topo, net)
+    t_verify = time.perf_counter() - t0 - t_plan
+    bound = d.bounds(topo, rate(args.bandwidth))
+    summary = {"matrix": args.matrix, "machines": topo.num_machines, "algorithm": sched.algorithm,
+               "uniform": info["uniform"], "piece_bytes": info["piece_bytes"], "candidates": info["candidates"],
+               "steps": r["steps"], "piece_load": r["piece_load"], "messages": r["messages"],
+               "complete": r["complete"], "contention_free": r["contention_free"],
+               "predicted_seconds": r["predicted_seconds"], "link_bound_seconds": bound["link_seconds"],
+               "port_bound_seconds": bound["port_seconds"], "syncs": len(sched.syncs()) if args.syncs else None,
+               "plan_seconds": round(t_plan, 6), "verify_seconds": round(t_verify, 6)}
+    if args.json:
+        emit_json(summary)
+    else:
+        pieces = "whole blocks" if not info["piece_bytes"] or info["uniform"] else f"pieces of {info['piece_bytes']} bytes"
+        print(f"{args.matrix} on {topo.name}: {sched.algorithm}{' (uniform: faraj-yuan' + chr(39) + 's phases)' if info['uniform'] else ''}, "
+              f"{r['steps']} steps (the links' piece load: {r['piece_load']}), {r['messages']} messages, {pieces}; "
+              f"verified: " + ("complete" if r["complete"] else "INCOMPLETE") +
+              (", contention-free" if r["contention_free"] else ", with contention") +
+              (f", {summary['syncs']} syncs" if args.syncs else ""))
+        print(f"  model {r['predicted_seconds'] * 1e3:.2f} ms, link-load bound {bound['link_seconds'] * 1e3:.2f} ms "
+              f"(the model's time reaches {100 * bound['link_seconds'] / r['predicted_seconds']:.1f} % of it), "
+              f"single-port bound {bound['port_seconds'] * 1e3:.2f} ms; planned in {t_plan * 1e3:.1f} ms, verified in {t_verify * 1e3:.1f} ms"
+              if r["predicted_seconds"] else "  nothing to send")
+    if not r["complete"] or not r["contention_free"]:
+        raise TopocollError("verification failed", f"{args.matrix} on {topo.name}: {r['problem']}")
+    return 0
 
 
 def peak_rss_growth(before: int) -> int:
@@ -94,6 +141,8 @@ def run_rank(args, topo) -> int:
 
 def run(args):
     topo = plan_topology(args)
+    if args.matrix:
+        return run_matrix(args, topo)
     if args.rank is not None:
         return run_rank(args, topo)
     t0 = time.perf_counter()

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
-from .._core import TopocollError, Traffic, format_rate, format_time, parse_size
-from ..common import DEFAULT_BANDWIDTH, add_actions, add_topology_argument, emit_json, load_topology, rate, run_action
+from .._core import TopocollError, format_rate, format_time
+from ..common import (DEFAULT_BANDWIDTH, add_actions, add_matrix_arguments, add_topology_argument, emit_json, load_topology,
+                      rate, run_action, traffic_of)
 
 description = "show a topology (bottleneck, load, peak bound, root) or convert it between formats"
 
@@ -20,13 +20,7 @@ def setup_parser(p):
     show.add_argument("--bandwidth", default=DEFAULT_BANDWIDTH,
                       help="bandwidth of links the file gives none for (default %(default)s)")
     show.add_argument("--json", action="store_true", help="print as JSON")
-    show.add_argument("--matrix", metavar="FILE|PATTERN",
-                      help="unequal blocks (MPI_Alltoallv): a traffic matrix file (one line a sending rank, its "
-                           "blocks' bytes in receiver order) or a pattern (uniform, zipf:S, hot:K, sparse:F, random); "
-                           "prints its link-load and single-port time bounds")
-    show.add_argument("--mean-block", default="128K", metavar="SIZE",
-                      help="with a pattern: the mean block (default %(default)s)")
-    show.add_argument("--seed", type=int, default=1, help="with a pattern: its random seed (default %(default)s)")
+    add_matrix_arguments(show, "prints its link-load and single-port time bounds")
     show.set_defaults(_action=run_show)
     conv = sub.add_parser("convert", help="write a topology in another format",
                           description="Convert between Slurm topology.conf and topocoll YAML. The output "
@@ -62,19 +56,6 @@ def describe(topo, default_bw: float) -> dict:
     if topo.num_machines >= 2:
         info.update(topo.aapc_root())
     return info
-
-
-def traffic_of(spec: str, topo, mean_block: str, seed: int) -> Traffic:
-    """A matrix file, else a pattern over the topology's ranks (the core
-    knows the patterns' names)."""
-    if os.path.isfile(spec):
-        return Traffic.load(spec)
-    try:
-        return Traffic.pattern(spec, topo.num_machines, parse_size(mean_block), seed)
-    except TopocollError as e:
-        if not str(e).startswith("unknown pattern"):
-            raise
-        raise TopocollError("i/o error", f"--matrix: no file '{spec}', and {e}") from None
 
 
 def run_show(args):
