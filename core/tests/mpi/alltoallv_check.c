@@ -122,6 +122,9 @@ static void suite(MPI_Comm comm, const char *name, long long mean)
     MPI_Comm_size(comm, &p);
     MPI_Comm_rank(comm, &me);
     char label[160];
+    /* MPICH 4.0.2's own in-place MPI_Alltoallv truncates a resized struct
+     * type (its pairwise sendrecv_replace), with or without topocoll */
+    const int skip_inplace_struct = getenv("ALLTOALLV_CHECK_SKIP_INPLACE_STRUCT") != NULL;
     for (size_t k = 0; k < sizeof patterns / sizeof *patterns; k++) {
         tc_traffic *d = NULL;
         if (p < 2 && strcmp(patterns[k], "uniform")) continue;   /* one rank: only its own block */
@@ -141,6 +144,7 @@ static void suite(MPI_Comm comm, const char *name, long long mean)
             for (int layout = 0; layout < 2; layout++)
                 for (int in_place = 0; in_place < 2; in_place++)
                     for (int again = 0; again < 2; again++) {
+                        if (skip_inplace_struct && in_place && kind == 2) continue;
                         snprintf(label, sizeof label, "%s %s type=%s layout=%s%s%s", name, patterns[k],
                                  kind == 0 ? "int" : kind == 1 ? "vector" : "struct", layout ? "reversed+gaps" : "packed",
                                  in_place ? " in-place" : "", again ? " again" : "");

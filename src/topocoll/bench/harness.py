@@ -39,6 +39,8 @@ class Result:
     samples: list[Sample] = field(default_factory=list)
     collective: str = "alltoall"
     messages: dict = field(default_factory=dict)   # algorithm -> messages a call by level
+    pattern: str = ""                               # alltoallv: the blocks' pattern
+    bounds: dict = field(default_factory=dict)     # alltoallv: mean block -> link-load bound, seconds
 
     def median(self, algorithm: str, msize: int) -> float | None:
         xs = [s.seconds for s in self.samples if s.algorithm == algorithm and s.msize == msize]
@@ -222,9 +224,33 @@ def collective_table(result: Result, algorithms: list[str], sizes: list[int]) ->
     return "\n".join(lines)
 
 
+def alltoallv_table(result: Result, algorithms: list[str], sizes: list[int]) -> str:
+    """Unequal blocks: one table per mean block: median time, % of the
+    link-load bound (bound / time), speed-up over native."""
+    lines = []
+    w = max([14] + [len(a) for a in algorithms])
+    for m in sizes:
+        bound = result.bounds.get(m, 0.0)
+        lines.append(f"\n{result.topology.name}, {result.ranks} ranks, MPI_Alltoallv, {result.pattern} blocks of "
+                     f"{format_size(m)} mean [{result.backend}]: link-load bound {bound * 1e3:.1f} ms")
+        head = f"  {'algorithm':<{w}} {'median ms':>10} {'% bound':>8} {'vs native':>9}"
+        lines += [head, "  " + "-" * (len(head) - 2)]
+        native = result.median("native", m)
+        for alg in algorithms:
+            t = result.median(alg, m)
+            if t is None:
+                continue
+            pct = f"{100 * bound / t:.1f}%" if bound and t > 0 else "-"
+            speed = f"{native / t:.2f}x" if native and t > 0 else "-"
+            lines.append(f"  {alg:<{w}} {t * 1e3:>10.2f} {pct:>8} {speed:>9}")
+    return "\n".join(lines)
+
+
 def table(result: Result, algorithms: list[str], sizes: list[int]) -> str:
     """One table per size: median time, aggregate throughput, % of the peak,
     speed-up over native."""
+    if result.collective == "alltoallv":
+        return alltoallv_table(result, algorithms, sizes)
     if result.collective != "alltoall":
         return collective_table(result, algorithms, sizes)
     lines = []

@@ -59,6 +59,7 @@ class MpirunBackend:
         self.counts = counts or [1] * topology.num_machines
         self.env = dict(env or {})
         self.collective = collective
+        self.program_args: list[str] = []        # the benchmark program's own options (alltoallv: --pattern)
         self.tuning: str | None = None          # TOPOCOLL_TUNING for the algorithm auto
         self.messages: dict = {}
         self.load = [os.getloadavg()[0]]
@@ -93,7 +94,8 @@ class MpirunBackend:
         mca, native_env = native_tuning.settings(self.mpi, algorithm, self.native_rules)
         env = {**self.preload(), "TOPOCOLL_STATS": "1", **self.env, **collective_env(self.collective, algorithm),
                **native_env, **auto_env(algorithm, self.tuning)}
-        argv = [program(f"{self.collective}_bench", self.mpi), "--warmup", warmup, "--repetitions", repetitions] + sizes
+        argv = [program(f"{self.collective}_bench", self.mpi), "--warmup", warmup, "--repetitions", repetitions] + \
+            self.program_args + sizes
         cmd = self.command(argv, env, mca)
         samples = collect(algorithm, cmd, dict(os.environ, **env), repetitions, on_size,
                           collective=self.collective, messages=self.messages)

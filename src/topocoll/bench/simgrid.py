@@ -82,6 +82,7 @@ class SimGridBackend:
         # against 3 s with 64 KB, for the same result within 0.2 %.
         self.env.setdefault("TOPOCOLL_SEGMENT_SIZE", str(SIMULATION_SEGMENT_SIZE))
         self.collective = collective
+        self.program_args: list[str] = []        # the benchmark program's own options (alltoallv: --pattern)
         self.tuning: str | None = None          # TOPOCOLL_TUNING for the algorithm auto
         self.messages: dict = {}
         # SMPI_SHARED_MALLOC from 64 ranks on: 256 ranks x 64 KB x 256 would be 4 GB a buffer
@@ -107,7 +108,7 @@ class SimGridBackend:
                                               "--warmup", str(warmup), "--repetitions", str(repetitions)]
         if self.shared and self.collective == "alltoall":
             cmd.append("--shared")
-        return cmd + [str(s) for s in sizes]
+        return cmd + self.program_args + [str(s) for s in sizes]
 
     def run_program(self, name: str, args: list, env: dict | None = None) -> str:
         """Run another program of ours (the ping-pong) under smpirun."""

@@ -37,6 +37,7 @@ class TestbedBackend:
         self.counts = counts or [1] * topology.num_machines
         self.env = dict(env or {})
         self.collective = collective
+        self.program_args: list[str] = []        # the benchmark program's own options (alltoallv: --pattern)
         self.tuning: str | None = None          # TOPOCOLL_TUNING for the algorithm auto
         self.messages: dict = {}
         self.native_rules: str | None = None    # native:tuned's Open MPI rules file
@@ -83,7 +84,8 @@ class TestbedBackend:
         mpi.executor_env(self.record, env)
         if self.sync_depth:
             env["TOPOCOLL_SYNC_DEPTH"] = str(self.sync_depth)
-        argv = [str(program(self.collective)), "--warmup", str(warmup), "--repetitions", str(repetitions)] + [str(s) for s in sizes]
+        argv = [str(program(self.collective)), "--warmup", str(warmup), "--repetitions", str(repetitions)] + \
+            self.program_args + [str(s) for s in sizes]
         slots = dict(zip(self.topology.machines, self.counts))
         with mpi.mpirun_command(self.record, argv, sorted(env), np=sum(self.counts), mca={**self.mca, **mca},
                                 slots=slots) as cmd:

@@ -54,9 +54,14 @@ def pmpi_options() -> list:
 def setup_parser(p):
     add_topology_argument(p)
     add_backend_arguments(p)
-    p.add_argument("--collective", default="alltoall", choices=["alltoall", "bcast"],
-                   help="what to time: alltoall (default) or bcast (Karonis et al.'s method: every rank the root "
-                        "in turn, an acknowledgement barrier after each broadcast)")
+    p.add_argument("--collective", default="alltoall", choices=["alltoall", "alltoallv", "bcast"],
+                   help="what to time: alltoall (default), alltoallv (unequal blocks of --pattern; --sizes are "
+                        "the mean blocks) or bcast (Karonis et al.'s method: every rank the root in turn, an "
+                        "acknowledgement barrier after each broadcast)")
+    p.add_argument("--pattern", default="uniform", metavar="PATTERN|FILE",
+                   help="alltoallv: the blocks: uniform, zipf:S, hot:K, sparse:F, random (the core's patterns, "
+                        "scaled to each size as the mean block), or a traffic matrix file (default %(default)s)")
+    p.add_argument("--seed", type=int, default=1, help="alltoallv: the pattern's seed (default %(default)s)")
     p.add_argument("--algorithms", default="all",
                    help="comma-separated algorithms, or 'all' (every registered one and native; default); 'auto' "
                         "is the PMPI library's choice as a user gets it (with --tuning FILE; auto:untuned without one); for "
@@ -149,7 +154,22 @@ def setup_args(argv: list[str]):
     return p.parse_args(argv)
 
 
+#: MPI_Alltoallv's algorithms: the planner, direct schedules of the registry
+#: run over the blocks as they are, and the MPI's own
+ALLTOALLV_ALL = ["planned", "faraj-yuan", "pairwise", "linear", "rotated", "native"]
+
+
 def algorithm_list(text: str, collective: str = "alltoall", levels: int = 1) -> list[str]:
+    if collective == "alltoallv":
+        if text == "all":
+            return list(ALLTOALLV_ALL)
+        names = [t.strip() for t in text.split(",") if t.strip()]
+        direct = [a["name"] for a in algorithms() if a["name"] not in ("bruck", "hierarchical-factor", "local-group")]
+        for n in names:
+            if n not in ["planned", "native", "auto"] + direct:
+                raise TopocollError("invalid argument", f"unknown alltoallv algorithm '{n}'; valid: planned, auto, "
+                                                        f"native, {', '.join(direct)}, all")
+        return names
     if collective != "alltoall":
         trees = tree_algorithms()
         # the registry's trees, most topology-aware first; two-level once a level it can split at
@@ -209,6 +229,15 @@ def measure(args) -> harness.Result:
     if args.repetitions < 1:
         raise TopocollError("invalid argument", "--repetitions must be at least 1")
     backend = make_backend(args, machines, counts, parameter_env(args), args.collective)
+    bounds = {}
+    if args.collective == "alltoallv":
+        from ..common import traffic_of
+        if os.path.isfile(args.pattern):
+            backend.program_args = ["--matrix", os.path.abspath(args.pattern)]
+        else:
+            backend.program_args = ["--pattern", args.pattern, "--seed", str(args.seed)]
+        for m in sizes:   # the pattern is checked here, before any run
+            bounds[m] = traffic_of(args.pattern, topo, str(m), args.seed).bounds(topo, rate(args.bandwidth))["link_seconds"]
     backend.tuning = tuning_env(args.tuning, machines).get("TOPOCOLL_TUNING")
     if getattr(args, "native_rules", None):
         if not os.path.isfile(args.native_rules):
@@ -222,6 +251,9 @@ def measure(args) -> harness.Result:
         if hasattr(backend, "close"):
             backend.close()
     result.settings = backend.settings()
+    if args.collective == "alltoallv":
+        result.pattern, result.bounds = args.pattern, bounds
+        result.settings["pattern"] = f"{args.pattern} (seed {args.seed})"
     print(harness.table(result, algs, sizes))
     if "load_average" in result.settings:
         print(f"\nload average (1 min) before and after each algorithm: {result.settings['load_average']} "
