@@ -239,6 +239,19 @@ def test_other_choices_every_element(mpi, algorithm, np):
         assert stats == {algorithm: calls}, proc.stderr[-2000:]
 
 
+def test_auto_below_the_threshold_stops_checking():
+    """Small blocks go to the MPI; after 8 checked calls in a row the counts
+    are checked every 64th call only (no all-reduce on the others), and the
+    data stay right."""
+    env = v_env("openmpi", 5, "auto", TOPOCOLL_ALLTOALLV_MIN_BYTES="1M", TOPOCOLL_VERBOSE="1")
+    proc = run("openmpi", 5, [program("alltoallv_check", "openmpi")], env)
+    calls, errors, stats = v_stats(proc)
+    assert proc.returncode == 0 and errors == 0 and stats == {"native": calls}
+    assert "8 checked calls in a row of small blocks went to the MPI: the counts are checked once every 32 calls" in proc.stderr
+    m = re.search(r"alltoallv learning \(rank 0\): (\d+) checks", proc.stderr)
+    assert m and int(m.group(1)) < 0.4 * calls, proc.stderr[-1500:]
+
+
 @pytest.mark.parametrize("mpi", MPIS)
 def test_erroneous_calls_return_errors_and_never_hang(mpi):
     proc = run(mpi, 4, [program("alltoallv_check", mpi), "--bad"], v_env(mpi, 4, "auto", TOPOCOLL_VERBOSE="1"),

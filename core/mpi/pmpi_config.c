@@ -45,7 +45,7 @@ static const struct var {
     {"TOPOCOLL_STATS", 0, FLAG, AT(stats), 0, 0, 0, "1", NULL},
     {"TOPOCOLL_CHECK", 0, FLAG, AT(check), 0, 0, 0, "1", NULL},
     {"TOPOCOLL_ALLTOALL_MIN_BYTES", 0, SIZE, AT(min_bytes), 0, 0, 0, "4096 or 4K", NULL},
-    {"TOPOCOLL_ALLTOALLV_MIN_BYTES", 0, SIZE, AT(v_min_bytes), PMPI_ALLTOALLV_MIN_BYTES, 0, 0, "32K", NULL},
+    {"TOPOCOLL_ALLTOALLV_MIN_BYTES", 0, SIZE, AT(v_min_bytes), PMPI_ALLTOALLV_MIN_BYTES, 0, 0, "16K", NULL},
     {"TOPOCOLL_ALLTOALLV_PIECE_SIZE", 0, SIZE, AT(v_piece_size), 0, 0, 0, "64K, or 0 for the planner's choice", NULL},
     {NULL, TC_PARAM_SEGMENTS, SIZE, AT(segment_size), TC_DEFAULT_SEGMENT_SIZE, 1, 0, "16384 or 16K", NULL},
     {NULL, TC_PARAM_FANOUT, WHOLE, AT(fanout), TC_DEFAULT_FANOUT, 1, 1 << 30, "4", NULL},

@@ -27,7 +27,7 @@ enum { PMPI_PLAN_AUTO = 0, PMPI_PLAN_WHOLE = 1, PMPI_PLAN_RANK = 2 };
  * non-empty block has at least this many bytes (TOPOCOLL_ALLTOALLV_MIN_BYTES;
  * below it the MPI's own runs: docs/mpi.md says why), and plans at all up to
  * this many ranks (every rank keeps the p x p counts). */
-#define PMPI_ALLTOALLV_MIN_BYTES 32768
+#define PMPI_ALLTOALLV_MIN_BYTES 16384
 #define PMPI_ALLTOALLV_MAX_RANKS 4096
 
 /* Read-only after pmpi_config_load().  A bad value stopped the job there,

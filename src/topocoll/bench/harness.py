@@ -96,6 +96,9 @@ def collect(algorithm: str, cmd: list[str], env: dict, repetitions: int, on_size
              (name == "auto" and " calls=" in l)]     # auto: whatever it chose ran
     if not calls:
         raise TopocollError("verification failed", f"{algorithm} did not run: {ran or err[-500:]}")
+    learning = [l for l in err.splitlines() if l.startswith("topocoll: alltoallv learning")]
+    if messages is not None and learning:   # alltoallv: what learning the counts cost rank 0
+        messages[f"{algorithm} learning"] = learning[0].split(": ", 2)[2]
     counts = [l for l in ran if l.startswith(f"topocoll: {collective} {name} messages ")]
     if messages is not None and counts:
         n = int(calls[0].rsplit("=", 1)[1])
@@ -243,6 +246,9 @@ def alltoallv_table(result: Result, algorithms: list[str], sizes: list[int]) -> 
             pct = f"{100 * bound / t:.1f}%" if bound and t > 0 else "-"
             speed = f"{native / t:.2f}x" if native and t > 0 else "-"
             lines.append(f"  {alg:<{w}} {t * 1e3:>10.2f} {pct:>8} {speed:>9}")
+    notes = [f"  {a}: {result.messages[a + ' learning']}" for a in algorithms if a + " learning" in result.messages]
+    if notes:
+        lines += ["\nlearning the counts (rank 0, all sizes and calls of the run):"] + notes
     return "\n".join(lines)
 
 
