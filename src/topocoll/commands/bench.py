@@ -43,6 +43,11 @@ def pmpi_options() -> list:
                                                       "(rank: faraj-yuan, in the generator's phase order); auto: "
                                                       f"its part above {default('plan_whole_max_ranks'):.0f} ranks "
                                                       "(default)")),
+        ("--alltoallv-piece-size", "TOPOCOLL_ALLTOALLV_PIECE_SIZE",
+         dict(metavar="BYTES", help="alltoallv, planned: pieces of at most this many bytes (default: the "
+                                    "planner's choice)")),
+        ("--alltoallv-min-bytes", "TOPOCOLL_ALLTOALLV_MIN_BYTES",
+         dict(metavar="BYTES", help="alltoallv, auto: plan from this mean block on (default 16K)")),
         ("--phase-order", "TOPOCOLL_PHASE_ORDER",
          dict(choices=phase_orders(), help="a synced schedule's phases: with messages moved between phases so "
                                            "that links keep their senders (grouped, the default), the "
@@ -215,7 +220,7 @@ def parameter_env(args) -> dict:
     for flag, var, _ in pmpi_options():
         value = getattr(args, flag[2:].replace("-", "_"))
         if value:
-            env[var] = str(parse_size(value)) if var == "TOPOCOLL_SEGMENT_SIZE" else str(value)
+            env[var] = str(parse_size(value)) if var.endswith(("_SIZE", "_BYTES")) else str(value)
     return env
 
 
