@@ -357,12 +357,8 @@ void pmpi_state_options(tcx_state *st, const double *rate_to)
 
 static comm_plan *plan_of(MPI_Comm comm)
 {
-    if (a2a.keyval == MPI_KEYVAL_INVALID)
-        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_plan, &a2a.keyval, NULL);
-    comm_plan *cp = NULL;
-    int found = 0;
-    PMPI_Comm_get_attr(comm, a2a.keyval, &cp, &found);
-    if (found) return cp;
+    comm_plan *cp = (comm_plan *)pmpi_cached(comm, &a2a.keyval, delete_plan);
+    if (cp) return cp;
     cp = make_plan(comm);
     PMPI_Comm_set_attr(comm, a2a.keyval, cp);
     return cp;

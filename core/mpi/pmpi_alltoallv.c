@@ -110,11 +110,8 @@ static int delete_vcomm(MPI_Comm comm, int keyval, void *attr, void *extra)
 /* What a communicator knows before its first call; collective over comm. */
 static vcomm *vcomm_of(MPI_Comm comm)
 {
-    if (v.keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_vcomm, &v.keyval, NULL);
-    vcomm *c = NULL;
-    int found = 0;
-    PMPI_Comm_get_attr(comm, v.keyval, &c, &found);
-    if (found) return c;
+    vcomm *c = (vcomm *)pmpi_cached(comm, &v.keyval, delete_vcomm);
+    if (c) return c;
     c = (vcomm *)calloc(1, sizeof *c);
     if (!c) pmpi_fatal("out of memory%s%s", "", "");
     PMPI_Comm_size(comm, &c->size);

@@ -141,11 +141,8 @@ static int shapes_for(const coll_plan *p, double bytes, tc_tree_shape *shapes)
 
 static coll_plan *plan_of(MPI_Comm comm)
 {
-    if (c.keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_plan, &c.keyval, NULL);
-    coll_plan *p = NULL;
-    int found = 0;
-    PMPI_Comm_get_attr(comm, c.keyval, &p, &found);
-    if (found) return p;
+    coll_plan *p = (coll_plan *)pmpi_cached(comm, &c.keyval, delete_plan);
+    if (p) return p;
     p = (coll_plan *)calloc(1, sizeof *p);
     if (!p) pmpi_fatal("out of memory%s%s", "", "");
     p->comm = MPI_COMM_NULL;

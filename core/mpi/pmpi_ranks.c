@@ -115,6 +115,15 @@ out:
     return t3;
 }
 
+void *pmpi_cached(MPI_Comm comm, int *keyval, MPI_Comm_delete_attr_function *destroy)
+{
+    void *attr = NULL;
+    int found = 0;
+    if (*keyval == MPI_KEYVAL_INVALID) PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, destroy, keyval, NULL);
+    PMPI_Comm_get_attr(comm, *keyval, &attr, &found);
+    return found ? attr : NULL;
+}
+
 void pmpi_delete_cached(int keyval)
 {
     if (keyval == MPI_KEYVAL_INVALID) return;

@@ -88,6 +88,9 @@ int *pmpi_comm_clusters(int size, const int *world);
  * mach[r]): restricted, machines with several ranks expanded.  NULL, with
  * why filled, when it cannot be. */
 tc_topology *pmpi_ranks_topology(const int *mach, int size, char *why, size_t len);
+/* What keyval caches on comm (NULL: nothing yet), the keyval made on first
+ * use with destroy as its delete function; the caller sets the attribute. */
+void *pmpi_cached(MPI_Comm comm, int *keyval, MPI_Comm_delete_attr_function *destroy);
 /* Delete what keyval caches on MPI_COMM_WORLD and MPI_COMM_SELF. */
 void pmpi_delete_cached(int keyval);
 
