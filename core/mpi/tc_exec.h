@@ -147,9 +147,6 @@ TCX_API int tcx_alltoall(tcx_state *st, const void *sendbuf, int scount, MPI_Dat
  * the caller checks that counts match between the ranks. */
 TCX_API int tcx_alltoallv(tcx_state *st, const void *sendbuf, const int *scounts, const int *sdispls,
                           MPI_Datatype stype, void *recvbuf, const int *rcounts, const int *rdispls, MPI_Datatype rtype);
-/* Run another schedule of the same ranks on the state's communicator (its
- * view rebuilt; no new duplicate); MPI_SUCCESS or MPI_ERR_NO_MEM. */
-TCX_API int tcx_state_reset(tcx_state *st, const tcx_schedule *s);
 
 /* Between the files (tc_exec_view.c, tc_exec.c, tc_exec_pace.c). */
 TCX_API int tcx_view_build(tcx_view *v, const tcx_schedule *s, int me);

@@ -184,14 +184,6 @@ TCX_API int tcx_state_init(tcx_state *st, const tcx_schedule *s, MPI_Comm comm)
     return MPI_SUCCESS;
 }
 
-TCX_API int tcx_state_reset(tcx_state *st, const tcx_schedule *s)
-{
-    int me = st->view.me;
-    tcx_view_free(&st->view);
-    st->sched = s;
-    return tcx_view_build(&st->view, s, me) ? MPI_ERR_NO_MEM : MPI_SUCCESS;
-}
-
 TCX_API void tcx_state_free(tcx_state *st)
 {
     if (st->comm != MPI_COMM_NULL) TCX(Comm_free)(&st->comm);
