@@ -1,12 +1,17 @@
 """Topology model and formats: parsing, writing, round trips, and a clear
 error naming the culprit and its place for every kind of bad input."""
 
+import subprocess
+import sys
+
 import pytest
+from hypothesis import given, settings
 
 from topocoll import Topology, TopocollError
 from topocoll._core import hostlist_compress, hostlist_expand
 
 from .conftest import EXAMPLES
+from .trees import trees
 
 
 def parse(text, fmt="auto", name="t.yaml"):
@@ -194,3 +199,47 @@ def test_synthetic(spec, machines, switches, load):
 def test_synthetic_equals_example_file():
     assert Topology.synthetic("chain:8,8,8,8") == Topology.parse(
         (EXAMPLES / "c-chain.conf").read_text().replace(" LinkSpeed=100", ""), "slurm")
+
+
+LEAF_SPINE = """bandwidth: 100Mbit
+switches:
+  - name: root
+    switches: [l0, l1, l2]
+  - name: l0
+    machines: n[0-3]
+    uplink: {bandwidth: 200Mbit}
+  - name: l1
+    machines: n[4-7]
+    uplink: {bandwidth: 250Mbit}
+  - name: l2
+    machines: n[8-11]
+    uplink: {bandwidth: 1Gbit}
+machines:
+  n11: {bandwidth: 1Gbit}
+"""
+
+
+def test_capacitated_bound_of_fast_uplinks(tmp_path):
+    """Capacity floor(rate / slowest host link): 2 (200 and 250 Mbit over
+    100), 10 (1 Gbit), and n11's fast host link too; the bound is the
+    largest ceil(load / capacity): 32 / 2 = 16 on l0's uplink."""
+    topo = Topology.parse(LEAF_SPINE, "yaml", "ls.yaml")
+    c = topo.capacitated(1e8)
+    caps = {f"{l['child']}-{l['parent']}": k for l, k in zip(topo.links(), c["capacities"])}
+    assert caps["l0-root"] == 2 and caps["l1-root"] == 2 and caps["l2-root"] == 10 and caps["n11-l2"] == 10
+    assert caps["n0-l0"] == 1
+    assert c["load"] == 16 and c["link"] == "l0-root" and c["host_rate"] == 1e8
+    assert c["peak_bps"] == pytest.approx(12 * 11 * 1e8 / 16)
+    f = tmp_path / "ls.yaml"
+    f.write_text(LEAF_SPINE)
+    out = subprocess.run([sys.executable, "-m", "topocoll.cli", "topology", "show", str(f)], capture_output=True,
+                         text=True)
+    assert out.returncode == 0 and "capacitated bound: 16 phases (link l0-root), peak 825.0 Mbit/s" in out.stdout
+
+
+@settings(max_examples=60, deadline=None)
+@given(tree=trees(max_machines=30))
+def test_capacitated_bound_is_the_load_with_one_rate(tree):
+    topo = Topology.parse(tree.yaml(), "yaml", "random.yaml")
+    c = topo.capacitated(1e8)
+    assert c["load"] == topo.alltoall_load and set(c["capacities"]) <= {1}

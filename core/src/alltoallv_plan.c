@@ -29,8 +29,7 @@
  * the diagonal the same, > 0) is planned as faraj-yuan's phases, which are
  * optimal (its step count is the bottleneck's load).
  * Cost: O(p^2 h) for loads and priorities, O(p^2 log p) to sort, and per
- * piece O(h) words of a bitset a directed link (steps / 8 bytes each) for
- * each 64 steps it searches; candidates multiply it by 6 when Q is the
+ * piece O(h) words for each 64 steps it searches (first_fit.c); candidates multiply it by 6 when Q is the
  * model's.  Measured (docs/results/2026-11-23-alltoallv.md): 256 ranks
  * 12-27 ms, 1,024 ranks 0.3-0.8 s, one candidate.
  */
@@ -38,93 +37,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-/* The steps in use of every directed link: a bit a step, all links grown
- * together (words each), and a bit a word of 64 steps all in use, so that
- * searches skip busy stretches 4,096 steps at a time. */
-typedef struct occupancy {
-    int links;
-    int64_t words;          /* a multiple of 64 */
-    uint64_t **bits, **full;
-    int64_t *first_free;    /* every step before it is in use, a link */
-} occupancy;
-
-static void occ_free(occupancy *o)
-{
-    for (int e = 0; o->bits && e < o->links; e++) free(o->bits[e]);
-    for (int e = 0; o->full && e < o->links; e++) free(o->full[e]);
-    free(o->bits); free(o->full); free(o->first_free);
-}
-
-static tc_status occ_grow(occupancy *o, int64_t words)
-{
-    int64_t n = o->words ? o->words : 64;
-    while (n < words) n *= 2;
-    for (int e = 0; e < o->links; e++) {
-        uint64_t *w = realloc(o->bits[e], sizeof(uint64_t) * (size_t)n);
-        if (w) o->bits[e] = w;
-        uint64_t *f = w ? realloc(o->full[e], sizeof(uint64_t) * (size_t)(n / 64)) : NULL;
-        if (!f) TC_FAIL(TC_ERR_NOMEM, "alltoallv: out of memory for the links' steps");
-        o->full[e] = f;
-        memset(w + o->words, 0, sizeof(uint64_t) * (size_t)(n - o->words));
-        memset(f + o->words / 64, 0, sizeof(uint64_t) * (size_t)((n - o->words) / 64));
-    }
-    o->words = n;
-    return TC_OK;
-}
-
-static tc_status occ_init(occupancy *o, int links, int64_t steps)
-{
-    memset(o, 0, sizeof *o);
-    o->links = links;
-    o->bits = tc_xcalloc((size_t)links + 1, sizeof *o->bits);
-    o->full = tc_xcalloc((size_t)links + 1, sizeof *o->full);
-    o->first_free = tc_xcalloc((size_t)links + 1, sizeof *o->first_free);
-    if (!o->bits || !o->full || !o->first_free) TC_FAIL(TC_ERR_NOMEM, "alltoallv: out of memory");
-    return occ_grow(o, steps / 64 + 2);
-}
-
-static void occ_set(occupancy *o, int e, int64_t t)
-{
-    uint64_t *w = o->bits[e];
-    if ((w[t / 64] |= 1ULL << (t % 64)) == ~0ULL) o->full[e][t / 4096] |= 1ULL << (t / 64 % 64);
-    while (o->first_free[e] / 64 < o->words && (w[o->first_free[e] / 64] >> (o->first_free[e] % 64)) & 1)
-        o->first_free[e]++;
-}
-
-/* The first step >= t and >= every link's first free one in which all L
- * links of a path are free: stretches of 4,096 steps where some link is
- * busy throughout are skipped, then 64 steps at a time with the links'
- * bits or'ed.  Grows the table when the answer lies past its end. */
-static tc_status path_next_free(occupancy *o, const int32_t *path, int L, int64_t t, int64_t *out)
-{
-    for (int e = 0; e < L; e++)
-        if (o->first_free[path[e]] > t) t = o->first_free[path[e]];
-    int64_t w = t / 64, full = 0, super = -1;
-    for (;; w++) {
-        if (w >= o->words) {
-            tc_status rc = occ_grow(o, w + 1);
-            if (rc) return rc;
-        }
-        if (w / 64 != super) {   /* words full on some link, this stretch */
-            super = w / 64;
-            full = 0;
-            for (int e = 0; e < L; e++) full |= (int64_t)o->full[path[e]][super];
-        }
-        if (((uint64_t)full >> (w % 64)) & 1) {
-            uint64_t rest = ~((uint64_t)full >> (w % 64));
-            w += (rest ? __builtin_ctzll(rest) : 64 - w % 64) - 1;   /* the loop adds one */
-            continue;
-        }
-        uint64_t used = 0;
-        for (int e = 0; e < L; e++) used |= o->bits[path[e]][w];
-        if (w == t / 64) used |= (1ULL << (t % 64)) - 1;   /* steps before t */
-        if (~used) {
-            *out = w * 64 + __builtin_ctzll(~used);
-            return TC_OK;
-        }
-    }
-}
 
 typedef struct block_key { double priority; int64_t bytes; int32_t src, dst; } block_key;
 
@@ -186,10 +98,10 @@ static tc_status plan_pieces(const tc_topology *t, const tc_traffic *d, const bl
     if (pieces > TC_MAX_PLAN_MESSAGES)
         TC_FAIL(TC_ERR_LIMIT, "alltoallv: %lld pieces of %lld bytes; a plan holds at most %lld messages",
                 (long long)pieces, q, (long long)TC_MAX_PLAN_MESSAGES);
-    occupancy occ;
+    tc_first_fit *occ = NULL;
     int32_t *path = tc_xmalloc(sizeof(int32_t) * (2 * (size_t)t->height + 2));
     tc_schedule_builder *b = NULL;
-    tc_status rc = occ_init(&occ, E, steps_hint + steps_hint / 4);
+    tc_status rc = tc_first_fit_create(E, NULL, steps_hint + steps_hint / 4, &occ);
     if (rc == TC_OK && !path) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "alltoallv: out of memory");
     if (rc) goto out;
     TC_TRY(rc, out, tc_builder_create("planned", p, pieces, &b));
@@ -201,9 +113,7 @@ static tc_status plan_pieces(const tc_topology *t, const tc_traffic *d, const bl
          * steps between were busy on the path, and still are */
         int64_t step = -1;
         for (int32_t part = 0; part < c && rc == TC_OK; part++) {
-            TC_TRY(rc, out, path_next_free(&occ, path, L, step + 1, &step));
-            if (step > INT32_MAX - 1) TC_FAIL_GOTO(rc, out, TC_ERR_LIMIT, "alltoallv: more than %d steps", INT32_MAX);
-            for (int e = 0; e < L; e++) occ_set(&occ, path[e], step);
+            TC_TRY(rc, out, tc_first_fit_place(occ, path, L, step + 1, &step));
             if (rc == TC_OK) rc = tc_builder_add_part(b, (int32_t)step, i, j, part, c);
         }
     }
@@ -213,7 +123,7 @@ static tc_status plan_pieces(const tc_topology *t, const tc_traffic *d, const bl
     }
 out:
     tc_builder_destroy(b);
-    occ_free(&occ);
+    tc_first_fit_destroy(occ);
     free(path);
     return rc;
 }

@@ -185,6 +185,15 @@ tc_status tc_schedule_op_paths(const tc_schedule *s, const tc_topology *topo, in
  * malloc'd, NULL when memory ran out. */
 int32_t *tc_topology_hop_table(const tc_topology *topo);
 
+/* First-fit steps for messages along paths (first_fit.c): links are
+ * directed link indices 0 .. links-1 (2 l up, 2 l + 1 down); capacity[e]
+ * messages a step on link e (NULL: 1 everywhere).  place puts a message on
+ * the earliest step >= from in which every link of its path has room. */
+typedef struct tc_first_fit tc_first_fit;
+tc_status tc_first_fit_create(int links, const int *capacity, int64_t steps_hint, tc_first_fit **ff);
+void tc_first_fit_destroy(tc_first_fit *ff);
+tc_status tc_first_fit_place(tc_first_fit *ff, const int32_t *path, int n, int64_t from, int64_t *step);
+
 /* The core's one pseudo-random stream (xorshift64): the same numbers on
  * every machine for a seed, so that every rank plans alike.  *x != 0. */
 static inline uint64_t tc_random_next(uint64_t *x)

@@ -391,6 +391,45 @@ double tc_topology_peak_throughput(const tc_topology *t, double default_bw)
     return worst > 0 ? (double)(m * (m - 1)) / worst : 0.0;
 }
 
+/* The rate of the slowest link joining a host (a machine, or a machine
+ * expanded into its ranks) to the network. */
+static double slowest_host_rate(const tc_topology *t, double default_bw)
+{
+    double r = 0;
+    for (int l = 0; l < t->num_links; l++) {
+        int child = t->links[l].child;
+        int host = t->nodes[child].kind == TC_NODE_MACHINE ? !tc_topology_link_is_local(t, l) : t->nodes[child].host;
+        double bw = t->links[l].bandwidth > 0 ? t->links[l].bandwidth : default_bw;
+        if (host && (r == 0 || bw < r)) r = bw;
+    }
+    return r;
+}
+
+int tc_topology_link_capacity(const tc_topology *t, int l, double default_bw)
+{
+    double r = slowest_host_rate(t, default_bw), bw = t->links[l].bandwidth > 0 ? t->links[l].bandwidth : default_bw;
+    double c = r > 0 ? bw / r * (1 + 1e-12) : 1;   /* 200 Mbit over 100: 2, not 1.9999 */
+    return c < 1 ? 1 : c > TC_MAX_CAPACITY ? TC_MAX_CAPACITY : (int)c;
+}
+
+int64_t tc_topology_capacitated_load(const tc_topology *t, double default_bw, int *link, double *host_rate)
+{
+    double r = slowest_host_rate(t, default_bw);
+    int64_t best = 0;
+    if (link) *link = -1;
+    if (host_rate) *host_rate = r;
+    for (int l = 0; l < t->num_links; l++) {
+        double bw = t->links[l].bandwidth > 0 ? t->links[l].bandwidth : default_bw, c = r > 0 ? bw / r * (1 + 1e-12) : 1;
+        int64_t cap = c < 1 ? 1 : c > TC_MAX_CAPACITY ? TC_MAX_CAPACITY : (int64_t)c;
+        int64_t x = (tc_topology_link_load(t, l) + cap - 1) / cap;
+        if (x > best) {
+            best = x;
+            if (link) *link = l;
+        }
+    }
+    return best;
+}
+
 int tc_topology_height(const tc_topology *t) { return t->height; }
 
 int tc_topology_path(const tc_topology *t, int src, int dst, int32_t *edges)

@@ -201,6 +201,8 @@ _PROTOS = {
     "tc_topology_alltoall_load": (I64, [P]),
     "tc_topology_peak_factor": (D, [P]),
     "tc_topology_peak_throughput": (D, [P, D]),
+    "tc_topology_link_capacity": (I, [P, I, D]),
+    "tc_topology_capacitated_load": (I64, [P, D, ctypes.POINTER(I), ctypes.POINTER(D)]),
     "tc_topology_aapc_root": (I, [P, ctypes.POINTER(I), ctypes.POINTER(I), ctypes.POINTER(I),
                                   ctypes.POINTER(I), ctypes.POINTER(I)]),
     "tc_algorithm_count": (I, []),
@@ -535,6 +537,19 @@ class Topology:
     def peak_throughput(self, default_bandwidth: float) -> float:
         """Peak aggregate all-to-all throughput in bit/s."""
         return lib().tc_topology_peak_throughput(self._h, default_bandwidth)
+
+    def capacitated(self, default_bandwidth: float) -> dict:
+        """Links of unequal rates: each link's capacity (messages at once:
+        floor(rate / the slowest host link's), by link index), the
+        capacitated phase bound (max over links of ceil(load / capacity)),
+        its link, and the peak aggregate throughput it implies (bit/s)."""
+        L, link, r = lib(), ctypes.c_int(), ctypes.c_double()
+        bound = L.tc_topology_capacitated_load(self._h, default_bandwidth, ctypes.byref(link), ctypes.byref(r))
+        links = self.links()
+        m = self.num_machines
+        return {"capacities": [L.tc_topology_link_capacity(self._h, i, default_bandwidth) for i in range(len(links))],
+                "load": bound, "link": f"{links[link.value]['child']}-{links[link.value]['parent']}" if link.value >= 0 else None,
+                "host_rate": r.value, "peak_bps": m * (m - 1) * r.value / bound if bound else 0.0}
 
     def path_class(self, a: int, b: int) -> int:
         """Network links crossed between machines a and b (the model's path

@@ -171,6 +171,18 @@ double tc_topology_peak_throughput(const tc_topology *topo, double default_bandw
 /* The directed edges of path(src_rank -> dst_rank), each as 2*link (child to
  * parent, "up") or 2*link+1 (parent to child, "down").  Returns the count;
  * edges must hold tc_topology_height(topo)*2 entries. */
+/* Links of unequal rates: a link carries floor(rate / r) messages at once
+ * (at least 1, at most TC_MAX_CAPACITY), r the rate of the slowest link
+ * joining a host to the network (default_bandwidth where the topology gives
+ * none).  The capacitated phase bound: max over links of ceil(load /
+ * capacity) (its link in *link, -1 when M < 2; r in *host_rate); with one
+ * rate everywhere it is the all-to-all load.  M (M - 1) blocks in that many
+ * phases of one block over r each: the peak throughput it implies is
+ * M (M - 1) r / bound. */
+#define TC_MAX_CAPACITY 4096
+int tc_topology_link_capacity(const tc_topology *topo, int link, double default_bandwidth);
+int64_t tc_topology_capacitated_load(const tc_topology *topo, double default_bandwidth, int *link,
+                                     double *host_rate);
 int tc_topology_height(const tc_topology *topo);
 int tc_topology_path(const tc_topology *topo, int src_rank, int dst_rank, int32_t *edges);
 

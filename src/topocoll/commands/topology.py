@@ -53,6 +53,10 @@ def describe(topo, default_bw: float) -> dict:
         "default_bandwidth": default_bw,
         "peak_throughput_bps": topo.peak_throughput(default_bw),
     }
+    cap = topo.capacitated(default_bw)
+    info["capacitated"] = {"load": cap["load"], "link": cap["link"], "peak_throughput_bps": cap["peak_bps"],
+                           "capacities": {f"{l['child']}-{l['parent']}": c for l, c in zip(links, cap["capacities"])
+                                          if c > 1}}
     if topo.num_machines >= 2:
         info.update(topo.aapc_root())
     return info
@@ -83,6 +87,13 @@ def run_show(args):
               + (f" and {more} more" if more > 0 else ""))
     print(f"  all-to-all load: {info['load']} -> an optimal schedule has {info['load']} contention-free phases")
     print(f"  peak aggregate throughput: {info['peak_throughput_bps'] / 1e6:.1f} Mbit/s")
+    c = info["capacitated"]
+    if c["capacities"]:
+        fast = sorted(c["capacities"].items(), key=lambda kv: -kv[1])[:6]
+        print(f"  links carrying several messages at once (rate / slowest host link): "
+              + ", ".join(f"{k} x{v}" for k, v in fast) + (" ..." if len(c["capacities"]) > 6 else ""))
+        print(f"  capacitated bound: {c['load']} phases (link {c['link']}), peak "
+              f"{c['peak_throughput_bps'] / 1e6:.1f} Mbit/s")
     if "root" in info:
         subtrees = info["subtrees"]
         sizes = ", ".join(f"{s['via']}:{len(s['machines'])}" for s in subtrees[:12])
