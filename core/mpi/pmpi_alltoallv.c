@@ -61,6 +61,7 @@ typedef struct vcomm {
     char reason[PMPI_NAME_LEN * 2 + 128];
     double *rate_to;
     int have_rates;
+    MPI_Comm dup;               /* the private duplicate every plan runs on */
     ventry entry[PLANS_PER_COMM];
     int next;
     long long calls;            /* MPI_Alltoallv calls on it (every rank counts alike) */
@@ -98,6 +99,7 @@ static int delete_vcomm(MPI_Comm comm, int keyval, void *attr, void *extra)
     (void)comm; (void)keyval; (void)extra;
     vcomm *c = (vcomm *)attr;
     for (int i = 0; i < PLANS_PER_COMM; i++) entry_free(&c->entry[i]);
+    if (c->dup != MPI_COMM_NULL) PMPI_Comm_free(&c->dup);
     tc_topology_destroy(c->topo);
     tc_topology_destroy(c->synthetic);
     free(c->rate_to);
@@ -114,6 +116,7 @@ static vcomm *vcomm_of(MPI_Comm comm)
     if (c) return c;
     c = (vcomm *)calloc(1, sizeof *c);
     if (!c) pmpi_fatal("out of memory%s%s", "", "");
+    c->dup = MPI_COMM_NULL;
     PMPI_Comm_size(comm, &c->size);
     PMPI_Comm_rank(comm, &c->me);
     c->is_auto = !strcmp(pmpi_cfg.alltoallv, "auto");
@@ -300,7 +303,9 @@ static ventry *learn(vcomm *c, MPI_Comm comm, int *rc)
     e->tables = (tcx_schedule){tc_schedule_algorithm(s), tc_schedule_num_ranks(s), tc_schedule_num_steps(s),
                                (const long long *)tc_schedule_step_begins(s), (const tcx_op *)tc_schedule_ops(s),
                                tc_schedule_blocks(s), tc_schedule_num_syncs(s), (const long long *)tc_schedule_syncs(s)};
-    if (tcx_state_init(&e->state, &e->tables, comm) != MPI_SUCCESS)
+    if (c->dup == MPI_COMM_NULL && PMPI_Comm_dup(comm, &c->dup) != MPI_SUCCESS)
+        pmpi_fatal("could not duplicate the communicator for MPI_Alltoallv%s%s", "", "");
+    if (tcx_state_init_on(&e->state, &e->tables, c->dup) != MPI_SUCCESS)
         pmpi_fatal("could not set up the executor for MPI_Alltoallv%s%s", "", "");
     e->have_state = 1;
     int synced = e->choice == V_PLANNED || tc_algorithm_runs_with_syncs(e->choice);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Pacing needs a clock that runs with the data: SMPI's simulated one shares
  * bandwidth fluidly and has nothing to pace.  A nap would pass real time. */
@@ -72,11 +73,15 @@ int pmpi_world_rank(void)
 
 void pmpi_fatal(const char *fmt, const char *a, const char *b)
 {
-    if (pmpi_world_rank() == 0) {
-        fprintf(stderr, "topocoll: error: ");
-        fprintf(stderr, fmt, a, b);
-        fputc('\n', stderr);
-    }
+    /* one write, so that the abort of another rank cannot cut the line;
+     * world rank 0 says it and stops the job at once, the others (which
+     * mostly stop for the same reason) give it a second first, then say it
+     * themselves: a reason only they met is not lost */
+    char msg[2048], text[1900];
+    snprintf(text, sizeof text, fmt, a, b);
+    int n = snprintf(msg, sizeof msg, "topocoll: error: %s\n", text);
+    if (pmpi_world_rank() != 0) sleep(1);
+    if (write(2, msg, (size_t)(n < (int)sizeof msg ? n : (int)sizeof msg - 1)) < 0) { /* nothing left to tell */ }
     PMPI_Abort(MPI_COMM_WORLD, 1);
 }
 

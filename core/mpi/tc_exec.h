@@ -108,6 +108,7 @@ typedef struct tcx_pacing {
 
 typedef struct tcx_state {
     MPI_Comm comm;                  /* private duplicate */
+    int borrowed;                   /* comm is the caller's (tcx_state_init_on): not freed here */
     const tcx_schedule *sched;
     tcx_view view;
     tcx_trace_fn trace;
@@ -136,6 +137,9 @@ typedef struct tcx_side {
 /* Set up rank me's part of schedule s on comm (a private duplicate is made)
  * and free it; MPI_SUCCESS or an MPI error class. */
 TCX_API int tcx_state_init(tcx_state *st, const tcx_schedule *s, MPI_Comm comm);
+/* The same on a private duplicate the caller made and keeps (several
+ * schedules of one communicator, one duplicate: no collective call here). */
+TCX_API int tcx_state_init_on(tcx_state *st, const tcx_schedule *s, MPI_Comm private_dup);
 TCX_API void tcx_state_free(tcx_state *st);
 /* MPI_Alltoall semantics over the state's schedule. */
 TCX_API int tcx_alltoall(tcx_state *st, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,

@@ -184,8 +184,21 @@ TCX_API int tcx_state_init(tcx_state *st, const tcx_schedule *s, MPI_Comm comm)
     return MPI_SUCCESS;
 }
 
+TCX_API int tcx_state_init_on(tcx_state *st, const tcx_schedule *s, MPI_Comm private_dup)
+{
+    int me, size;
+    memset(st, 0, sizeof *st);
+    TCX(Comm_rank)(private_dup, &me);
+    TCX(Comm_size)(private_dup, &size);
+    st->comm = private_dup;
+    st->borrowed = 1;
+    if (size != s->nranks) return MPI_ERR_COMM;
+    st->sched = s;
+    return tcx_view_build(&st->view, s, me) != 0 ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+}
+
 TCX_API void tcx_state_free(tcx_state *st)
 {
-    if (st->comm != MPI_COMM_NULL) TCX(Comm_free)(&st->comm);
+    if (st->comm != MPI_COMM_NULL && !st->borrowed) TCX(Comm_free)(&st->comm);
     tcx_view_free(&st->view);
 }
