@@ -174,20 +174,28 @@ static comm_plan *make_plan(MPI_Comm comm)
     return cp;
 }
 
-/* The tree a schedule of `algorithm` is planned on: the ranks' machines, or
- * (topology-oblivious algorithms, the plan depends on the size only) p ranks
- * on one switch; NULL when the algorithm needs the machines and they are
- * unknown. */
+const tc_topology *pmpi_tree_for(tc_topology *topo, tc_topology **synthetic, int size, int algorithm)
+{
+    if (topo) return topo;
+    if (needs_topology(algorithm)) return NULL;
+    if (!*synthetic) {
+        char spec[32];
+        snprintf(spec, sizeof spec, "%d", size);
+        if (tc_topology_synthetic(spec, synthetic) != TC_OK) pmpi_fatal("planning: %s%s", tc_error_message(), "");
+    }
+    return *synthetic;
+}
+
 static const tc_topology *tree_for(comm_plan *cp, int algorithm)
 {
-    if (cp->topo) return cp->topo;
-    if (needs_topology(algorithm)) return NULL;
-    if (!cp->synthetic) {
-        char spec[32];
-        snprintf(spec, sizeof spec, "%d", cp->size);
-        if (tc_topology_synthetic(spec, &cp->synthetic) != TC_OK) pmpi_fatal("planning: %s%s", tc_error_message(), "");
-    }
-    return cp->synthetic;
+    return pmpi_tree_for(cp->topo, &cp->synthetic, cp->size, algorithm);
+}
+
+void pmpi_tables(const tc_schedule *s, tcx_schedule *out)
+{
+    *out = (tcx_schedule){tc_schedule_algorithm(s), tc_schedule_num_ranks(s), tc_schedule_num_steps(s),
+                          (const long long *)tc_schedule_step_begins(s), (const tcx_op *)tc_schedule_ops(s),
+                          tc_schedule_blocks(s), tc_schedule_num_syncs(s), (const long long *)tc_schedule_syncs(s)};
 }
 
 /* Untuned auto: the model's prediction for faraj-yuan and for the MPI's own
@@ -332,9 +340,7 @@ static tcx_state *state_for(comm_plan *cp, MPI_Comm comm, int algorithm, long lo
     e->algorithm = algorithm;
     e->segments = segments;
     e->fanout = fanout;
-    e->tables = (tcx_schedule){tc_schedule_algorithm(s), tc_schedule_num_ranks(s), tc_schedule_num_steps(s),
-                               (const long long *)tc_schedule_step_begins(s), (const tcx_op *)tc_schedule_ops(s),
-                               tc_schedule_blocks(s), tc_schedule_num_syncs(s), (const long long *)tc_schedule_syncs(s)};
+    pmpi_tables(s, &e->tables);
     if (tcx_state_init(&e->state, &e->tables, comm) != MPI_SUCCESS)
         pmpi_fatal("could not set up the executor for %s%s", tc_algorithm_name(algorithm), "");
     pmpi_state_options(&e->state, tc_algorithm_runs_with_syncs(algorithm) ? cp->rate_to : NULL);

@@ -188,19 +188,6 @@ static int local_bits(vcomm *c, const int *scounts, MPI_Datatype stype, const in
     return bits;
 }
 
-/* The tree a registry algorithm plans on (NULL: it needs machines we do not know). */
-static const tc_topology *tree_for(vcomm *c, int algorithm)
-{
-    if (c->topo) return c->topo;
-    if (tc_algorithm_properties(algorithm) & TC_PROP_TOPOLOGY_AWARE) return NULL;
-    if (!c->synthetic) {
-        char spec[32];
-        snprintf(spec, sizeof spec, "%d", c->size);
-        if (tc_topology_synthetic(spec, &c->synthetic) != TC_OK) pmpi_fatal("planning: %s%s", tc_error_message(), "");
-    }
-    return c->synthetic;
-}
-
 /* TOPOCOLL_CHECK=1: the unequal-block verifier (and the sync verifier) on
  * what is about to run. */
 static void check_plan(const tc_schedule *s, const tc_topology *t, const tc_traffic *d, int planned)
@@ -263,7 +250,7 @@ static ventry *learn(vcomm *c, MPI_Comm comm, int *rc)
     char what[512], why[sizeof c->reason + 64];
     e->choice = c->fixed;
     if (c->is_auto) e->choice = c->topo && mean >= pmpi_cfg.v_min_bytes ? V_PLANNED : V_NATIVE;
-    const tc_topology *tree = e->choice == V_PLANNED ? c->topo : e->choice >= 0 ? tree_for(c, e->choice) : NULL;
+    const tc_topology *tree = e->choice == V_PLANNED ? c->topo : e->choice >= 0 ? pmpi_tree_for(c->topo, &c->synthetic, p, e->choice) : NULL;
     if (e->choice != V_NATIVE && !tree) {
         snprintf(why, sizeof why, "the machines are unknown: %s", c->reason);
         e->choice = V_NATIVE;
@@ -300,9 +287,7 @@ static ventry *learn(vcomm *c, MPI_Comm comm, int *rc)
     if (pmpi_cfg.check) check_plan(e->sched, tree, d, e->choice == V_PLANNED);
     tc_traffic_destroy(d);
     const tc_schedule *s = e->sched;
-    e->tables = (tcx_schedule){tc_schedule_algorithm(s), tc_schedule_num_ranks(s), tc_schedule_num_steps(s),
-                               (const long long *)tc_schedule_step_begins(s), (const tcx_op *)tc_schedule_ops(s),
-                               tc_schedule_blocks(s), tc_schedule_num_syncs(s), (const long long *)tc_schedule_syncs(s)};
+    pmpi_tables(s, &e->tables);
     if (c->dup == MPI_COMM_NULL && PMPI_Comm_dup(comm, &c->dup) != MPI_SUCCESS)
         pmpi_fatal("could not duplicate the communicator for MPI_Alltoallv%s%s", "", "");
     if (tcx_state_init_on(&e->state, &e->tables, c->dup) != MPI_SUCCESS)
@@ -317,9 +302,9 @@ static ventry *learn(vcomm *c, MPI_Comm comm, int *rc)
     double t2 = PMPI_Wtime();
     v.plan_s += t2 - t1;
     if (e->choice == V_PLANNED)
-        snprintf(what, sizeof what, "%s%s: %d steps, %lld messages, pieces of %lld bytes, model %.3g ms; gathered in "
+        snprintf(what, sizeof what, "%s: %d steps, %lld messages, pieces of %lld bytes, model %.3g ms; gathered in "
                  "%.3g ms, planned in %.3g ms", info.uniform ? "planned (uniform: faraj-yuan's phases)" : "planned",
-                 "", tc_schedule_num_steps(s), (long long)tc_schedule_num_ops(s), info.piece_bytes,
+                 tc_schedule_num_steps(s), (long long)tc_schedule_num_ops(s), info.piece_bytes,
                  info.predicted_seconds * 1e3, (t1 - t0) * 1e3, (t2 - t1) * 1e3);
     else
         snprintf(what, sizeof what, "%s: %d steps", tc_algorithm_name(e->choice), tc_schedule_num_steps(s));

@@ -103,6 +103,14 @@ void pmpi_nap(double seconds);
  * (NULL: off), its lead and pieces, napping (tcx_state in tc_exec.h). */
 struct tcx_state;
 void pmpi_state_options(struct tcx_state *st, const double *rate_to);
+/* The executor's tables of a schedule of the IR (tcx_schedule in tc_exec.h). */
+struct tcx_schedule;
+void pmpi_tables(const tc_schedule *s, struct tcx_schedule *out);
+/* The tree a schedule of `algorithm` is planned on for a communicator of
+ * size ranks: its machines (topo), or, for topology-oblivious algorithms
+ * (the plan depends on the size only), size ranks on one switch, made once
+ * into *synthetic; NULL when the algorithm needs the machines and topo is. */
+const tc_topology *pmpi_tree_for(tc_topology *topo, tc_topology **synthetic, int size, int algorithm);
 
 /* Called by MPI_Finalize before the MPI goes (collective over MPI_COMM_WORLD):
  * the stats, the trace, the caches. */

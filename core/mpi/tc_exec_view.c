@@ -167,23 +167,6 @@ fail:
     return -1;
 }
 
-TCX_API int tcx_state_init(tcx_state *st, const tcx_schedule *s, MPI_Comm comm)
-{
-    int me, size, rc;
-    memset(st, 0, sizeof *st);
-    st->comm = MPI_COMM_NULL;
-    TCX(Comm_rank)(comm, &me);
-    TCX(Comm_size)(comm, &size);
-    if (size != s->nranks) return MPI_ERR_COMM;
-    if ((rc = TCX(Comm_dup)(comm, &st->comm)) != MPI_SUCCESS) return rc;
-    st->sched = s;
-    if (tcx_view_build(&st->view, s, me) != 0) {
-        TCX(Comm_free)(&st->comm);
-        return MPI_ERR_NO_MEM;
-    }
-    return MPI_SUCCESS;
-}
-
 TCX_API int tcx_state_init_on(tcx_state *st, const tcx_schedule *s, MPI_Comm private_dup)
 {
     int me, size;
@@ -195,6 +178,21 @@ TCX_API int tcx_state_init_on(tcx_state *st, const tcx_schedule *s, MPI_Comm pri
     if (size != s->nranks) return MPI_ERR_COMM;
     st->sched = s;
     return tcx_view_build(&st->view, s, me) != 0 ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+}
+
+TCX_API int tcx_state_init(tcx_state *st, const tcx_schedule *s, MPI_Comm comm)
+{
+    int size, rc;
+    MPI_Comm dup;
+    memset(st, 0, sizeof *st);
+    st->comm = MPI_COMM_NULL;
+    TCX(Comm_size)(comm, &size);
+    if (size != s->nranks) return MPI_ERR_COMM;
+    if ((rc = TCX(Comm_dup)(comm, &dup)) != MPI_SUCCESS) return rc;
+    rc = tcx_state_init_on(st, s, dup);
+    st->borrowed = 0;   /* the duplicate is the state's own */
+    if (rc != MPI_SUCCESS) tcx_state_free(st);
+    return rc;
 }
 
 TCX_API void tcx_state_free(tcx_state *st)

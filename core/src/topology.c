@@ -405,11 +405,17 @@ static double slowest_host_rate(const tc_topology *t, double default_bw)
     return r;
 }
 
-int tc_topology_link_capacity(const tc_topology *t, int l, double default_bw)
+/* floor(rate(l) / r), at least 1, at most TC_MAX_CAPACITY (r > 0). */
+static int capacity_over(const tc_topology *t, int l, double default_bw, double r)
 {
-    double r = slowest_host_rate(t, default_bw), bw = t->links[l].bandwidth > 0 ? t->links[l].bandwidth : default_bw;
+    double bw = t->links[l].bandwidth > 0 ? t->links[l].bandwidth : default_bw;
     double c = r > 0 ? bw / r * (1 + 1e-12) : 1;   /* 200 Mbit over 100: 2, not 1.9999 */
     return c < 1 ? 1 : c > TC_MAX_CAPACITY ? TC_MAX_CAPACITY : (int)c;
+}
+
+int tc_topology_link_capacity(const tc_topology *t, int l, double default_bw)
+{
+    return capacity_over(t, l, default_bw, slowest_host_rate(t, default_bw));
 }
 
 int64_t tc_topology_capacitated_load(const tc_topology *t, double default_bw, int *link, double *host_rate)
@@ -419,9 +425,7 @@ int64_t tc_topology_capacitated_load(const tc_topology *t, double default_bw, in
     if (link) *link = -1;
     if (host_rate) *host_rate = r;
     for (int l = 0; l < t->num_links; l++) {
-        double bw = t->links[l].bandwidth > 0 ? t->links[l].bandwidth : default_bw, c = r > 0 ? bw / r * (1 + 1e-12) : 1;
-        int64_t cap = c < 1 ? 1 : c > TC_MAX_CAPACITY ? TC_MAX_CAPACITY : (int64_t)c;
-        int64_t x = (tc_topology_link_load(t, l) + cap - 1) / cap;
+        int64_t cap = capacity_over(t, l, default_bw, r), x = (tc_topology_link_load(t, l) + cap - 1) / cap;
         if (x > best) {
             best = x;
             if (link) *link = l;
