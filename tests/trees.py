@@ -13,9 +13,12 @@ class Tree:
     parents: list[int | None]      # parent switch of each switch (None: top)
     machines: list[list[str]]      # machines on each switch, rank order within
     file_order: list[int]          # order in which switches appear in the file
+    uplink_mbit: list[int] | None = None    # rate of each switch's uplink (links of unequal rates)
+    machine_mbit: dict[str, int] | None = None   # machines whose link is not the default 100 Mbit/s
 
     def yaml(self) -> str:
-        lines = ["switches:"]
+        lines = ["bandwidth: 100Mbit"] if self.uplink_mbit or self.machine_mbit else []
+        lines.append("switches:")
         for s in self.file_order:
             kids = [f"s{c}" for c, p in enumerate(self.parents) if p == s]
             lines.append(f"  - name: s{s}")
@@ -23,6 +26,11 @@ class Tree:
                 lines.append(f"    machines: [{', '.join(self.machines[s])}]")
             if kids:
                 lines.append(f"    switches: [{', '.join(kids)}]")
+            if self.uplink_mbit and self.parents[s] is not None:
+                lines.append(f"    uplink: {{bandwidth: {self.uplink_mbit[s]}Mbit}}")
+        if self.machine_mbit:
+            lines.append("machines:")
+            lines += [f"  {m}: {{bandwidth: {r}Mbit}}" for m, r in self.machine_mbit.items()]
         return "\n".join(lines) + "\n"
 
     def rank_order(self) -> list[str]:
@@ -74,3 +82,16 @@ def trees(draw, max_machines: int = 80, max_switches: int = 12) -> Tree:
         k += c
     order = list(draw(st.permutations(range(n))))
     return Tree(parents, machines, order)
+
+
+@st.composite
+def capacitated_trees(draw, max_machines: int = 80, max_switches: int = 12, max_capacity: int = 8) -> Tree:
+    """Trees whose switch uplinks run at 1..max_capacity times the host links'
+    100 Mbit/s (capacities 1..8), and now and then hosts at 2x or 3x."""
+    t = draw(trees(max_machines=max_machines, max_switches=max_switches))
+    t.uplink_mbit = [100 * draw(st.integers(1, max_capacity)) for _ in t.parents]
+    if draw(st.integers(0, 3)) == 0:
+        names = [m for ms in t.machines for m in ms]
+        fast = draw(st.lists(st.sampled_from(names), max_size=max(1, len(names) // 3), unique=True))
+        t.machine_mbit = {m: 100 * draw(st.integers(2, 3)) for m in fast if len(fast) < len(names)}
+    return t

@@ -77,7 +77,7 @@ int main(int argc, char **argv)
     long long before = peak_rss();
     double t0 = now();
     tc_schedule *s = NULL;
-    tc_plan_options opt = {1, 0, NULL, 1, TC_PHASE_ORDER_GROUPED};
+    tc_plan_options opt = {1, 0, NULL, 1, TC_PHASE_ORDER_GROUPED, 0};
     tc_status rc = whole ? tc_alltoall_plan_with_options(algorithm, t, &opt, 1, &s)
                          : tc_alltoall_plan_rank(algorithm, t, &opt, rank, &s);
     double seconds = now() - t0;

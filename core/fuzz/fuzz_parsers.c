@@ -67,7 +67,7 @@ static void plan_small(const tc_topology *t)
     tc_sync_report sr;
     /* the paper's phase order: the grouped order's search (a fifth of a
      * second at 12 machines) would slow the fuzzer a hundredfold */
-    tc_plan_options opt = {1, TC_DEFAULT_FANOUT, NULL, 1, TC_PHASE_ORDER_PAPER};
+    tc_plan_options opt = {1, TC_DEFAULT_FANOUT, NULL, 1, TC_PHASE_ORDER_PAPER, 0};
     CHECK(tc_alltoall_plan_with_options("faraj-yuan", t, &opt, 1, &s) == TC_OK);
     CHECK(tc_schedule_verify(s, t, &rep) == TC_OK);
     if (!(rep.complete && rep.contention_free && rep.optimal)) fprintf(stderr, "faraj-yuan: %s\n", rep.problem);

@@ -205,7 +205,7 @@ void pmpi_tables(const tc_schedule *s, tcx_schedule *out)
 static int model_choice(comm_plan *cp, long long block, char *why, size_t len)
 {
     if (!cp->modelled) {
-        tc_plan_options opt = {1, pmpi_cfg.fanout, NULL, pmpi_cfg.sync_depth, pmpi_cfg.phase_order};
+        tc_plan_options opt = {1, pmpi_cfg.fanout, NULL, pmpi_cfg.sync_depth, pmpi_cfg.phase_order, pmpi_cfg.bandwidth};
         if (tc_model_auto_features(cp->topo, pmpi_cfg.bandwidth > 0 ? pmpi_cfg.bandwidth : TC_DEFAULT_BANDWIDTH, &opt,
                                    cp->features) != TC_OK)
             pmpi_fatal("auto: the model failed: %s%s", tc_error_message(), "");
@@ -270,7 +270,7 @@ static void check_plan(int algorithm, const tc_topology *tree, const tc_schedule
     if (tc_schedule_part_rank(s) >= 0) {   /* a part: every rank's, joined here, is the schedule checked */
         int p = tc_topology_num_machines(tree);
         tc_schedule **parts = (tc_schedule **)calloc((size_t)p, sizeof *parts), *whole = NULL;
-        tc_plan_options opt = {1, pmpi_cfg.fanout, NULL, pmpi_cfg.sync_depth, pmpi_cfg.phase_order};
+        tc_plan_options opt = {1, pmpi_cfg.fanout, NULL, pmpi_cfg.sync_depth, pmpi_cfg.phase_order, pmpi_cfg.bandwidth};
         if (!parts) pmpi_fatal("TOPOCOLL_CHECK: out of memory%s%s", "", "");
         for (int r = 0; r < p; r++)
             if (tc_alltoall_plan_rank(name, tree, &opt, r, &parts[r]) != TC_OK)
@@ -327,7 +327,7 @@ static tcx_state *state_for(comm_plan *cp, MPI_Comm comm, int algorithm, long lo
     plan_entry *e;
     if (cp->nentries < PLANS_PER_COMM) e = &cp->entry[cp->nentries++];
     else { e = &cp->entry[cp->next]; cp->next = (cp->next + 1) % PLANS_PER_COMM; entry_free(e); }
-    tc_plan_options opt = {segments, fanout, cp->clusters, pmpi_cfg.sync_depth, pmpi_cfg.phase_order};
+    tc_plan_options opt = {segments, fanout, cp->clusters, pmpi_cfg.sync_depth, pmpi_cfg.phase_order, pmpi_cfg.bandwidth};
     if (per_rank(cp, algorithm)) {
         if (tc_alltoall_plan_rank(tc_algorithm_name(algorithm), tree, &opt, me, &e->sched) != TC_OK)
             pmpi_fatal("planning this rank's part of %s failed: %s", tc_algorithm_name(algorithm), tc_error_message());

@@ -276,7 +276,7 @@ static ventry *learn(vcomm *c, MPI_Comm comm, int *rc)
         if (tc_alltoallv_plan(tree, d, &o, 1, &e->sched, &info) != TC_OK)
             pmpi_fatal("planning MPI_Alltoallv failed: %s%s", tc_error_message(), "");
     } else {
-        tc_plan_options o = {1, pmpi_cfg.fanout, NULL, pmpi_cfg.sync_depth, pmpi_cfg.phase_order};
+        tc_plan_options o = {1, pmpi_cfg.fanout, NULL, pmpi_cfg.sync_depth, pmpi_cfg.phase_order, pmpi_cfg.bandwidth};
         if (tc_alltoall_plan_with_options(tc_algorithm_name(e->choice), tree, &o, 1, &e->sched) != TC_OK)
             pmpi_fatal("planning %s failed: %s", tc_algorithm_name(e->choice), tc_error_message());
         if (tc_schedule_blocks(e->sched) && tc_schedule_ops(e->sched) &&

@@ -153,7 +153,7 @@ tc_status tc_alltoallv_plan(const tc_topology *t, const tc_traffic *d, const tc_
     tc_status rc = TC_OK;
     if (tc_traffic_uniform(d, &uniform_block)) {
         /* faraj-yuan's phases: whole blocks, every message of a phase alike */
-        tc_plan_options po = {1, 0, NULL, o.sync_depth, o.phase_order};
+        tc_plan_options po = {1, 0, NULL, o.sync_depth, o.phase_order, 0};
         TC_TRY(rc, done, tc_alltoall_plan_with_options("faraj-yuan", t, &po, execute, sched));
         inf.uniform = 1;
         inf.piece_bytes = uniform_block;

@@ -47,7 +47,7 @@ tc_status tc_algorithm_oracle(int i, const tc_topology *topo, tc_phase_oracle *o
 int tc_algorithm_runs_with_syncs(int i)
 {
     unsigned p = tc_algorithm_properties(i);
-    return (p & TC_PROP_TOPOLOGY_AWARE) && (p & (TC_PROP_CONTENTION_FREE | TC_PROP_HOST_SINGLE_PORT));
+    return (p & TC_PROP_TOPOLOGY_AWARE) && (p & (TC_PROP_CONTENTION_FREE | TC_PROP_HOST_SINGLE_PORT | TC_PROP_CAPACITATED));
 }
 
 void tc_join_names(char *buf, size_t len, int count, const char *(*name_of)(int))
@@ -69,7 +69,7 @@ int tc_algorithm_find(const char *name)
 tc_status tc_alltoall_plan_with_options(const char *name, const tc_topology *topo, const tc_plan_options *opt,
                                         int execute, tc_schedule **sched)
 {
-    static const tc_plan_options defaults = {1, TC_DEFAULT_FANOUT, NULL, 1, TC_PHASE_ORDER_GROUPED};
+    static const tc_plan_options defaults = {1, TC_DEFAULT_FANOUT, NULL, 1, TC_PHASE_ORDER_GROUPED, 0};
     int i = tc_algorithm_find(name);
     if (i < 0) {
         char list[512];
@@ -89,7 +89,12 @@ tc_status tc_alltoall_plan_with_options(const char *name, const tc_topology *top
         TC_FAIL(TC_ERR_LIMIT, "%s: %lld ranks x %d segments make %lld messages, more than the limit of %lld for a "
                 "whole schedule", algorithms[i].name, (long long)p, o.segments, (long long)messages,
                 (long long)TC_MAX_PLAN_MESSAGES);
+    if (!(o.bandwidth > 0) || o.bandwidth > TC_MAX_RATE) o.bandwidth = TC_DEFAULT_BANDWIDTH;
     tc_status rc = algorithms[i].plan(topo, &o, sched);
+    if (rc == TC_OK) {
+        (*sched)->bandwidth = o.bandwidth;
+        (*sched)->capacity_syncs = (algorithms[i].props & TC_PROP_CAPACITATED) != 0;
+    }
     if (rc != TC_OK || !execute || !tc_algorithm_runs_with_syncs(i)) return rc;
     tc_sync_stats stats;
     if (o.phase_order == TC_PHASE_ORDER_BALANCED) rc = tc_schedule_order_steps(*sched, topo);
@@ -110,7 +115,7 @@ tc_status tc_alltoall_plan(const char *name, const tc_topology *topo, tc_schedul
 tc_status tc_alltoall_plan_for_execution(const char *name, const tc_topology *topo, int sync_depth,
                                          tc_schedule **sched)
 {
-    tc_plan_options o = {1, TC_DEFAULT_FANOUT, NULL, sync_depth, TC_PHASE_ORDER_GROUPED};
+    tc_plan_options o = {1, TC_DEFAULT_FANOUT, NULL, sync_depth, TC_PHASE_ORDER_GROUPED, 0};
     return tc_alltoall_plan_with_options(name, topo, &o, 1, sched);
 }
 
@@ -146,6 +151,7 @@ int tc_algorithm_broken_promises(int index, const tc_verify_report *r, unsigned 
         {props & TC_PROP_HOST_SINGLE_PORT && !r->host_single_port,
          "a machine's link carries two messages one way in one step"},
         {props & TC_PROP_BOTTLENECK_ONCE && !r->bottleneck_once, "a bottleneck link carries more than its load"},
+        {props & TC_PROP_CAPACITATED && !r->within_capacity, "a link carries more messages than its capacity"},
         {props & TC_PROP_OPTIMAL && !r->optimal, "not optimal"},
     };
     int n = 0;

@@ -147,6 +147,17 @@ int tc_schedule_part_rank(const tc_schedule *s) { return s->part_rank; }
 int64_t tc_schedule_num_phases(const tc_schedule *s) { return s->part_rank >= 0 ? s->num_phases : s->num_steps; }
 int64_t tc_schedule_step_phase(const tc_schedule *s, int step) { return s->step_phase ? s->step_phase[step] : step; }
 
+int *tc_schedule_edge_capacities(const tc_schedule *s, const tc_topology *topo)
+{
+    int E = 2 * tc_topology_num_links(topo);
+    int *cap = tc_xmalloc(sizeof(int) * (size_t)(E + 1));
+    for (int e = 0; cap && e < E; e++)
+        cap[e] = s->capacity_syncs ? tc_topology_link_capacity(topo, e / 2, s->bandwidth > 0 ? s->bandwidth
+                                                                                          : TC_DEFAULT_BANDWIDTH)
+                                   : 1;
+    return cap;
+}
+
 tc_status tc_schedule_set_syncs(tc_schedule *s, const tc_sync *syncs, int64_t n)
 {
     tc_sync *copy = tc_xmalloc(sizeof(tc_sync) * (size_t)(n ? n : 1));

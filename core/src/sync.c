@@ -30,6 +30,8 @@ tc_status tc_schedule_add_syncs(tc_schedule *s, const tc_topology *topo, int dep
     const int64_t n = s->num_ops;
     int64_t *edge_begin = NULL, *edge_ops = NULL, *pairs2 = NULL, *cand = NULL, *cand_begin = NULL;
     int32_t *step_of = NULL, *path = NULL, *clock = NULL, *out_count = NULL;
+    int *cap = NULL;
+    int32_t *at_step = NULL, **saved = NULL;
     snapshot **snap = NULL, **last_snap = NULL, **all_snaps = NULL;
     int64_t nsnaps = 0;
     tc_sync *kept = NULL;
@@ -44,9 +46,10 @@ tc_status tc_schedule_add_syncs(tc_schedule *s, const tc_topology *topo, int dep
             TC_FAIL(TC_ERR_UNSUPPORTED, "syncs: '%s' forwards blocks; syncs are for direct phase schedules", s->algorithm);
 
     edge_begin = tc_xcalloc((size_t)E + 2, sizeof(int64_t));
+    cap = tc_schedule_edge_capacities(s, topo);
     step_of = tc_xmalloc(sizeof(int32_t) * (size_t)(n ? n : 1));
     path = tc_xmalloc(sizeof(int32_t) * (size_t)(2 * h + 2));
-    if (!edge_begin || !step_of || !path) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "syncs: out of memory");
+    if (!edge_begin || !step_of || !path || !cap) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "syncs: out of memory");
     for (int st = 0; st < s->num_steps; st++)
         for (int64_t i = s->step_begin[st]; i < s->step_begin[st + 1]; i++) step_of[i] = st;
 
@@ -86,15 +89,17 @@ tc_status tc_schedule_add_syncs(tc_schedule *s, const tc_topology *topo, int dep
     free(pairs2);
     pairs2 = NULL;
 
-    /* 3. candidates: users of an edge `depth` apart, with different senders,
+    /* 3. candidates: users of an edge `depth` apart (depth x its capacity
+     * where the plan keeps links to capacities), with different senders,
      * bucketed by the later operation; distinct within a bucket */
     cand_begin = tc_xcalloc((size_t)n + 2, sizeof(int64_t));
     if (!cand_begin) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "syncs: out of memory");
     for (int pass = 0; pass < 2; pass++) {
         for (int e = 0; e < E; e++) {
             if (tc_topology_link_is_local(topo, e / 2)) continue;   /* no network to keep apart */
-            for (int64_t k = edge_begin[e] + depth; k < edge_begin[e + 1]; k++) {
-                int64_t x = edge_ops[k - depth], y = edge_ops[k];
+            const int64_t gap = (int64_t)depth * cap[e];
+            for (int64_t k = edge_begin[e] + gap; k < edge_begin[e + 1]; k++) {
+                int64_t x = edge_ops[k - gap], y = edge_ops[k];
                 if (s->ops[x].src == s->ops[y].src || step_of[x] == step_of[y]) continue;
                 if (pass == 0) cand_begin[y + 2]++;
                 else cand[cand_begin[y + 1]++] = x;
@@ -130,14 +135,35 @@ tc_status tc_schedule_add_syncs(tc_schedule *s, const tc_topology *topo, int dep
     kept = tc_xmalloc(sizeof(tc_sync) * (size_t)(stats->candidates ? stats->candidates : 1));
     if (!clock || !snap || !last_snap || !all_snaps || !kept) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "syncs: out of memory for %d clocks", p);
     memset(clock, 0xff, sizeof(int32_t) * (size_t)p * (size_t)p);
+    /* A rank sending several messages in one step (links of capacity > 1):
+     * a send waits for its own syncs only, not for those of the step's other
+     * sends, so each judges by the rank's clock as the step began (saved). */
+    at_step = tc_xmalloc(sizeof(int32_t) * (size_t)p);
+    saved = tc_xcalloc((size_t)p, sizeof(int32_t *));
+    if (!at_step || !saved) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "syncs: out of memory");
+    for (int r = 0; r < p; r++) at_step[r] = -1;
     for (int64_t y = 0; y < n; y++) {
         int c = s->ops[y].src;
         int32_t *cc = clock + (size_t)c * p;
+        if (y == 0 || step_of[y] != step_of[y - 1]) {   /* a new step: save the clocks of its multi-senders */
+            int st = step_of[y];
+            for (int64_t i = s->step_begin[st]; i < s->step_begin[st + 1]; i++) {
+                int r = s->ops[i].src;
+                if (at_step[r] == -2 - st) {   /* second send this step */
+                    if (!saved[r] && !(saved[r] = tc_xmalloc(sizeof(int32_t) * (size_t)p)))
+                        TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "syncs: out of memory");
+                    memcpy(saved[r], clock + (size_t)r * p, sizeof(int32_t) * (size_t)p);
+                    at_step[r] = st;
+                } else if (at_step[r] != st)
+                    at_step[r] = -2 - st;
+            }
+        }
+        const int32_t *known = at_step[c] == step_of[y] ? saved[c] : cc;
         bool changed = false;
         for (int64_t k = cand_begin[y]; k < cand_begin[y + 1] && cand[k] >= 0; k++) {
             int64_t x = cand[k];
             snapshot *sx = snap[x];
-            if (cc[s->ops[x].src] < step_of[x]) {           /* not known yet: keep */
+            if (known[s->ops[x].src] < step_of[x]) {        /* not known yet: keep */
                 kept[nkept++] = (tc_sync){x, y};
                 for (int r = 0; r < p; r++)
                     if (sx->clock[r] > cc[r]) cc[r] = sx->clock[r];
@@ -173,6 +199,8 @@ out:
     for (int64_t i = 0; i < nsnaps; i++) free(all_snaps[i]);
     free(all_snaps);
     free(edge_begin); free(edge_ops); free(pairs2); free(cand); free(cand_begin);
-    free(step_of); free(path); free(clock); free(out_count); free(snap); free(last_snap); free(kept);
+    free(step_of); free(path); free(clock); free(cap);
+    for (int r = 0; saved && r < p; r++) free(saved[r]);
+    free(saved); free(at_step); free(out_count); free(snap); free(last_snap); free(kept);
     return rc;
 }

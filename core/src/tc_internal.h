@@ -150,6 +150,11 @@ struct tc_schedule {
     int32_t *blocks;       /* (origin, dest) pairs */
     int64_t num_syncs;
     tc_sync *syncs;
+    /* bit/s of links the topology gives no rate, for their capacities (the
+     * plan's; 0: TC_DEFAULT_BANDWIDTH); capacity_syncs: a link carries its
+     * capacity of messages at once (capacitated plans), else one */
+    double bandwidth;
+    int capacity_syncs;
 };
 
 /* The schedule has at least this many steps, empty ones at the end too
@@ -225,6 +230,10 @@ typedef struct tc_phase_oracle {
     int (*near_user)(const void *ctx, int32_t e, int64_t p, int dir, tc_op_at *m);
     void (*destroy)(void *ctx);
 } tc_phase_oracle;
+/* Per directed edge (2 * link + direction): its capacity at a schedule's
+ * bandwidth where the schedule keeps a link to its capacity (capacity_syncs),
+ * else 1.  Free with free(); NULL when out of memory. */
+int *tc_schedule_edge_capacities(const tc_schedule *s, const tc_topology *topo);
 tc_status tc_a2a_faraj_yuan_oracle(const tc_topology *topo, tc_phase_oracle *out);
 /* Algorithm i's oracle (registry); TC_ERR_UNSUPPORTED when it has none. */
 tc_status tc_algorithm_oracle(int i, const tc_topology *topo, tc_phase_oracle *o);

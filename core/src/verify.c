@@ -149,21 +149,30 @@ static tc_status check_delivery(const tc_schedule *s, const tc_topology *topo, t
     return TC_OK;
 }
 
+/* Contention and capacity: the uses of each directed edge within a step,
+ * against 1 and against the edge's capacity (tc_topology_link_capacity,
+ * links without a rate at the schedule's bandwidth). */
 static tc_status check_contention(const tc_schedule *s, const tc_topology *topo, tc_verify_report *rep)
 {
     int E = 2 * tc_topology_num_links(topo), h = tc_topology_height(topo);
+    double bw = s->bandwidth > 0 ? s->bandwidth : TC_DEFAULT_BANDWIDTH;
     int32_t *stamp = tc_xmalloc(sizeof(int32_t) * (size_t)(E ? E : 1));
     int32_t *use = tc_xcalloc((size_t)(E ? E : 1), sizeof(int32_t));
+    int32_t *cap = tc_xmalloc(sizeof(int32_t) * (size_t)(E ? E : 1));
     int64_t *first_op = tc_xmalloc(sizeof(int64_t) * (size_t)(E ? E : 1));
     int32_t *path = tc_xmalloc(sizeof(int32_t) * (size_t)(2 * h + 2));
-    if (!stamp || !use || !first_op || !path) {
-        free(stamp); free(use); free(first_op); free(path);
+    if (!stamp || !use || !cap || !first_op || !path) {
+        free(stamp); free(use); free(cap); free(first_op); free(path);
         TC_FAIL(TC_ERR_NOMEM, "verify: out of memory");
     }
-    for (int i = 0; i < E; i++) stamp[i] = -1;
-    rep->contention_free = 1;
+    for (int i = 0; i < E; i++) {
+        stamp[i] = -1;
+        cap[i] = tc_topology_link_capacity(topo, i / 2, bw);
+    }
+    rep->contention_free = rep->within_capacity = 1;
+    rep->capacitated_load = tc_topology_capacitated_load(topo, bw, NULL, NULL);
     for (int st = 0; st < s->num_steps; st++) {
-        bool contended = false;
+        bool contended = false, over = false;
         for (int64_t i = s->step_begin[st]; i < s->step_begin[st + 1]; i++) {
             const tc_op *op = &s->ops[i];
             if (op->src == op->dst) continue;
@@ -177,19 +186,29 @@ static tc_status check_contention(const tc_schedule *s, const tc_topology *topo,
                     contended = true;
                     rep->contended_steps++;
                     rep->contention_free = 0;
+                }
+                if (use[e] > cap[e] && !over) {
+                    over = true;
+                    rep->over_capacity_steps++;
+                    rep->within_capacity = 0;
                     const tc_op *other = &s->ops[first_op[e]];
                     int child, parent;
                     tc_topology_link(topo, e / 2, &child, &parent, NULL, NULL);
                     int from = e % 2 ? parent : child, to = e % 2 ? child : parent;
-                    PROBLEM(rep, "step %d: %s->%s and %s->%s both use edge %s->%s", st, MNAME(other->src),
-                            MNAME(other->dst), MNAME(op->src), MNAME(op->dst), tc_topology_node_name(topo, from),
-                            tc_topology_node_name(topo, to));
+                    if (cap[e] == 1)
+                        PROBLEM(rep, "step %d: %s->%s and %s->%s both use edge %s->%s", st, MNAME(other->src),
+                                MNAME(other->dst), MNAME(op->src), MNAME(op->dst), tc_topology_node_name(topo, from),
+                                tc_topology_node_name(topo, to));
+                    else
+                        PROBLEM(rep, "step %d: edge %s->%s carries %d messages (%s->%s among them), its capacity is %d",
+                                st, tc_topology_node_name(topo, from), tc_topology_node_name(topo, to), use[e],
+                                MNAME(op->src), MNAME(op->dst), cap[e]);
                 }
             }
         }
     }
     if (rep->max_edge_use == 0 && s->num_ops) rep->max_edge_use = 1;
-    free(stamp); free(use); free(first_op); free(path);
+    free(stamp); free(use); free(cap); free(first_op); free(path);
     return TC_OK;
 }
 
@@ -288,6 +307,7 @@ tc_status tc_schedule_verify(const tc_schedule *s, const tc_topology *topo, tc_v
     if (rc == TC_OK) rc = check_bottleneck(s, topo, rep);
     if (rc != TC_OK) return rc;
     rep->optimal = rep->complete && rep->contention_free && (int64_t)rep->num_steps == rep->load;
+    rep->capacitated_optimal = rep->complete && rep->within_capacity && (int64_t)rep->num_steps == rep->capacitated_load;
     if (rep->complete && rep->contention_free && !rep->optimal)
         PROBLEM(rep, "%d steps, but the bottleneck load is %lld", rep->num_steps, (long long)rep->load);
     return TC_OK;

@@ -201,6 +201,7 @@ tc_status tc_schedule_verify_syncs(const tc_schedule *s, const tc_topology *topo
     int64_t *plen = NULL;
     int32_t *paths = NULL;
     user *users = NULL;
+    int *cap = NULL;
     tc_status rc = TC_OK;
     TC_TRY(rc, done, build_graph(s, &g));
     int64_t stuck;
@@ -220,8 +221,12 @@ tc_status tc_schedule_verify_syncs(const tc_schedule *s, const tc_topology *topo
         for (int64_t k = plen[i]; k < plen[i + 1]; k++)
             users[k] = (user){paths[k], i, g.g_step[g.group_of[i]]};
     qsort(users, (size_t)nu, sizeof *users, cmp_user);
-    for (int64_t a = 0; a + depth < nu; a++) {
-        const user *x = &users[a], *y = &users[a + depth];
+    cap = tc_schedule_edge_capacities(s, topo);
+    if (!cap) TC_FAIL_GOTO(rc, done, TC_ERR_NOMEM, "verify syncs: out of memory");
+    for (int64_t a = 0; a < nu; a++) {
+        int64_t gap = (int64_t)depth * cap[users[a].edge];   /* a link carries its capacity at once */
+        if (a + gap >= nu) continue;
+        const user *x = &users[a], *y = &users[a + gap];
         if (x->edge != y->edge || x->step == y->step) continue;   /* within a step: the contention check's */
         if (tc_topology_link_is_local(topo, (int)(x->edge / 2))) continue;   /* shared memory, as sync.c */
         rep->checked_pairs++;
@@ -237,5 +242,6 @@ done:
     free(plen);
     free(paths);
     free(users);
+    free(cap);
     return rc;
 }

@@ -87,7 +87,7 @@ static void check_parts(const char *spec, const tc_topology *t, int depth)
 {
     const int p = tc_topology_num_machines(t);
     tc_schedule **parts = calloc((size_t)p, sizeof *parts), *whole = NULL;
-    tc_plan_options opt = {1, 0, NULL, depth, TC_PHASE_ORDER_PAPER};
+    tc_plan_options opt = {1, 0, NULL, depth, TC_PHASE_ORDER_PAPER, 0};
     int ok = 1;
     for (int r = 0; r < p && ok; r++)
         if (tc_alltoall_plan_rank("faraj-yuan", t, &opt, r, &parts[r]) != TC_OK) {

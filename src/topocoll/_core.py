@@ -84,6 +84,10 @@ class _VerifyReport(ctypes.Structure):
         ("num_ops", ctypes.c_int64),
         ("contended_steps", ctypes.c_int64),
         ("max_edge_use", ctypes.c_int64),
+        ("within_capacity", ctypes.c_int),
+        ("capacitated_optimal", ctypes.c_int),
+        ("capacitated_load", ctypes.c_int64),
+        ("over_capacity_steps", ctypes.c_int64),
         ("problem", ctypes.c_char * 512),
     ]
 
@@ -91,7 +95,7 @@ class _VerifyReport(ctypes.Structure):
 class _PlanOptions(ctypes.Structure):
     _fields_ = [("segments", ctypes.c_int), ("fanout", ctypes.c_int),
                 ("clusters", ctypes.POINTER(ctypes.c_int)), ("sync_depth", ctypes.c_int),
-                ("phase_order", ctypes.c_int)]
+                ("phase_order", ctypes.c_int), ("bandwidth", ctypes.c_double)]
 
 
 class _Tree(ctypes.Structure):
@@ -293,7 +297,7 @@ _PROTOS = {
 }
 
 PROP_CONTENTION_FREE, PROP_OPTIMAL, PROP_TOPOLOGY_AWARE, PROP_SINGLE_PORT = 1, 2, 4, 8
-PROP_HOST_SINGLE_PORT, PROP_BOTTLENECK_ONCE = 16, 32
+PROP_HOST_SINGLE_PORT, PROP_BOTTLENECK_ONCE, PROP_CAPACITATED = 16, 32, 64
 PARAM_SEGMENTS, PARAM_FANOUT, PARAM_CLUSTERS = 1, 2, 4
 
 
@@ -638,11 +642,12 @@ class Schedule:
     @classmethod
     def plan_with(cls, algorithm: str, topology: Topology, execute: bool = False, segments: int = 1,
                   fanout: int = 0, clusters: list[int] | None = None, sync_depth: int = 1,
-                  phase_order: str | None = None) -> "Schedule":
+                  phase_order: str | None = None, bandwidth: float = 0.0) -> "Schedule":
         """Plan with the algorithm parameters of the registry (segments a
         block, group-shuffle fan-out, local-group clusters a rank); for
         execution, also the phase order (one of phase_orders(); None: the
-        library's default, the first)."""
+        library's default, the first); bandwidth: bit/s of links the topology
+        gives no rate, for link capacities (0: the library's default)."""
         orders = phase_orders()
         if phase_order is not None and phase_order not in orders:
             raise TopocollError("invalid argument", f"phase order '{phase_order}'; valid: {', '.join(orders)}")
@@ -651,7 +656,8 @@ class Schedule:
             if len(clusters) != topology.num_machines:
                 raise TopocollError("invalid argument", f"{len(clusters)} cluster labels for {topology.num_machines} ranks")
             arr = (ctypes.c_int * len(clusters))(*clusters)
-        opt = _PlanOptions(segments, fanout, arr, sync_depth, orders.index(phase_order) if phase_order else 0)
+        opt = _PlanOptions(segments, fanout, arr, sync_depth, orders.index(phase_order) if phase_order else 0,
+                           float(bandwidth))
         h = ctypes.c_void_p()
         _check(lib().tc_alltoall_plan_with_options(algorithm.encode("utf-8", "surrogateescape"), topology._h, ctypes.byref(opt), int(execute),
                                                    ctypes.byref(h)))
@@ -790,6 +796,10 @@ class Schedule:
             "host_single_port": bool(rep.host_single_port),
             "bottleneck_once": bool(rep.bottleneck_once),
             "max_parts": rep.max_parts,
+            "within_capacity": bool(rep.within_capacity),
+            "capacitated_optimal": bool(rep.capacitated_optimal),
+            "capacitated_load": rep.capacitated_load,
+            "over_capacity_phases": rep.over_capacity_steps,
             "problem": rep.problem.decode("utf-8", "backslashreplace"),
         }
 
@@ -856,6 +866,7 @@ def algorithms() -> list[dict]:
             "single_port": bool(props & PROP_SINGLE_PORT),
             "host_single_port": bool(props & PROP_HOST_SINGLE_PORT),
             "bottleneck_once": bool(props & PROP_BOTTLENECK_ONCE),
+            "capacitated": bool(props & PROP_CAPACITATED),
             "parameters": [name for f, (name, _) in parameters().items() if params & f],
             "runs_with_syncs": bool(L.tc_algorithm_runs_with_syncs(i)),
         })

@@ -323,6 +323,12 @@ typedef struct tc_verify_report {
     int64_t num_ops;
     int64_t contended_steps; /* steps in which some edge is used twice       */
     int64_t max_edge_use;    /* most uses of one directed edge in one step   */
+    int within_capacity;     /* no directed edge carries more messages in a
+                                step than its capacity (tc_topology_link_capacity,
+                                links without a rate at the schedule's bandwidth) */
+    int capacitated_optimal; /* within capacity and steps == the capacitated bound */
+    int64_t capacitated_load;/* the capacitated phase bound                 */
+    int64_t over_capacity_steps;
     char problem[512];       /* the first problem found, "" if none          */
 } tc_verify_report;
 
@@ -356,9 +362,11 @@ enum {
                                           one rank a step                        */
     TC_PROP_HOST_SINGLE_PORT = 1u << 4,/* a host's link carries one message a
                                           step each way (several ranks a host)  */
-    TC_PROP_BOTTLENECK_ONCE = 1u << 5  /* forwarding never re-crosses the
+    TC_PROP_BOTTLENECK_ONCE = 1u << 5, /* forwarding never re-crosses the
                                           bottleneck links: they carry exactly
                                           their load                            */
+    TC_PROP_CAPACITATED = 1u << 6      /* each step keeps every link within its
+                                          capacity (tc_topology_link_capacity) */
 };
 /* Parameters an algorithm reads (restrictions and parameters are data). */
 enum {
@@ -385,6 +393,8 @@ typedef struct tc_plan_options {
     int sync_depth;         /* for execution: see tc_schedule_add_syncs; 0: 1      */
     int phase_order;        /* for execution, a direct phase schedule's phases:
                                TC_PHASE_ORDER_* (0: grouped, the default)      */
+    double bandwidth;       /* bit/s of links the topology gives none, for link
+                               capacities (capacitated); <= 0: TC_DEFAULT_BANDWIDTH */
 } tc_plan_options;
 /* tc_plan_options.phase_order (TOPOCOLL_PHASE_ORDER); the numbers are the
  * positions of the names in TC_PHASE_ORDER_NAMES. */

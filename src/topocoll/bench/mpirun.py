@@ -55,6 +55,7 @@ class MpirunBackend:
                                                     "'-- mpirun -np 16 --hostfile hosts'")
         self.topology, self.launcher, self.rate_bps = topology, list(launcher), rate_bps
         self.topology_arg = str(Path(topology_arg).resolve()) if Path(topology_arg).exists() else topology_arg
+        self.plan_topology_arg: str | None = None   # bench --plan-topology: the ranks plan on this file
         self.mpi = mpi_of(self.launcher)
         self.counts = counts or [1] * topology.num_machines
         self.env = dict(env or {})
@@ -88,7 +89,7 @@ class MpirunBackend:
 
     def preload(self) -> dict:
         lib = library_path().parent / f"libtopocoll_pmpi{'' if self.mpi == 'openmpi' else '_mpich'}.so"
-        return {"LD_PRELOAD": str(lib), "TOPOCOLL_TOPOLOGY": self.topology_arg}
+        return {"LD_PRELOAD": str(lib), "TOPOCOLL_TOPOLOGY": self.plan_topology_arg or self.topology_arg}
 
     def run(self, algorithm: str, sizes: list[int], repetitions: int, warmup: int, on_size=None) -> list[Sample]:
         mca, native_env = native_tuning.settings(self.mpi, algorithm, self.native_rules)

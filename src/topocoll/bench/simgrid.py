@@ -73,6 +73,7 @@ class SimGridBackend:
             raise TopocollError("invalid argument", f"unknown model '{model}'; valid: {', '.join(MODELS)}")
         self.topology = topology
         self.topology_arg = str(Path(topology_arg).resolve()) if Path(topology_arg).exists() else topology_arg
+        self.plan_topology_arg: str | None = None   # bench --plan-topology: the ranks plan on this file
         self.bandwidth, self.latency = bandwidth, latency
         self.model, self.selector, self.sync_depth = model, selector, sync_depth
         self.counts = counts or [topology.slots(r) for r in range(topology.num_machines)]
@@ -125,7 +126,7 @@ class SimGridBackend:
         if algorithm.startswith("native:"):
             raise TopocollError("invalid argument", f"{algorithm} is one of a real MPI's own algorithms: "
                                                     "--backend testbed or mpirun")
-        env = dict(os.environ, TOPOCOLL_TOPOLOGY=self.topology_arg, TOPOCOLL_STATS="1", **self.env,
+        env = dict(os.environ, TOPOCOLL_TOPOLOGY=self.plan_topology_arg or self.topology_arg, TOPOCOLL_STATS="1", **self.env,
                    **collective_env(self.collective, algorithm), **auto_env(algorithm, self.tuning))
         env.pop("TOPOCOLL_RANK_MAP", None)      # SMPI's processor names are the hosts: the machines
         if self.sync_depth:

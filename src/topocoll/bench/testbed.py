@@ -32,6 +32,7 @@ class TestbedBackend:
         net.require_root()
         self.topology = topology
         self.topology_arg = str(Path(topology_arg).resolve()) if Path(topology_arg).exists() else topology_arg
+        self.plan_topology_arg: str | None = None   # bench --plan-topology: the ranks plan on this file
         self.mca = dict(mca or {})
         self.sync_depth = sync_depth
         self.counts = counts or [1] * topology.num_machines
@@ -78,7 +79,7 @@ class TestbedBackend:
     def run(self, algorithm: str, sizes: list[int], repetitions: int, warmup: int, on_size=None) -> list[Sample]:
         mca, native_env = native_tuning.settings("openmpi", algorithm, self.native_rules)
         env = {"LD_PRELOAD": str(library_path().parent / "libtopocoll_pmpi.so"),
-               "TOPOCOLL_TOPOLOGY": self.topology_arg, "TOPOCOLL_STATS": "1", **self.env,
+               "TOPOCOLL_TOPOLOGY": self.plan_topology_arg or self.topology_arg, "TOPOCOLL_STATS": "1", **self.env,
                **collective_env(self.collective, algorithm), **native_env,
                **auto_env(algorithm, self.tuning)}
         mpi.executor_env(self.record, env)

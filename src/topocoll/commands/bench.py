@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .._core import (PARAM_CLUSTERS, PARAM_FANOUT, PARAM_SEGMENTS, TopocollError, algorithms, default, parameters,
+from .._core import (PARAM_CLUSTERS, PARAM_FANOUT, PARAM_SEGMENTS, Topology, TopocollError, algorithms, default, parameters,
                      parse_size, parse_time, phase_orders, tree_algorithms)
 from ..bench import harness
 from .testbed import add_network_arguments
@@ -87,6 +87,10 @@ def setup_parser(p):
                    help="the MPI's own tuning file (from 'topocoll tune --export-openmpi/--export-mpich') for the "
                         "algorithm native:tuned; native:ALG runs one of the MPI's own algorithms (Open MPI: linear, "
                         "pairwise, modified_bruck, linear_sync[:REQUESTS]; MPICH: brucks, scattered, pairwise)")
+    p.add_argument("--plan-topology", metavar="FILE",
+                   help="the ranks plan on FILE (TOPOCOLL_TOPOLOGY) while the run is on T: the same machines in the "
+                        "same order, other link rates, e.g. every link equal, to time a plan made as if it were "
+                        "so on the real fabric")
     p.add_argument("--csv", help="write every timed call to this CSV file")
     p.add_argument("--plot", help="write the figure (time and throughput against size) to this PNG file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -224,6 +228,21 @@ def parameter_env(args) -> dict:
     return env
 
 
+def plan_topology_file(path: str, machines: Topology) -> str:
+    """--plan-topology: a topology file with T's machines in T's order."""
+    if not os.path.isfile(path):
+        raise TopocollError("i/o error", f"--plan-topology: no file '{path}'")
+    plan = load_topology(path)
+    a, b = machines.machines, plan.machines
+    if a != b:
+        diff = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        raise TopocollError("invalid argument", f"--plan-topology {path}: its machines are not the run's: rank {diff} "
+                                                f"is {b[diff] if diff < len(b) else 'missing'} there, "
+                                                f"{a[diff] if diff < len(a) else 'missing'} in {machines.name} "
+                                                f"({len(b)} and {len(a)} machines)")
+    return os.path.abspath(path)
+
+
 def measure(args) -> harness.Result:
     """Run the benchmark the arguments describe, print its tables, write its
     CSV and figure; the result (for the demo)."""
@@ -234,6 +253,8 @@ def measure(args) -> harness.Result:
     if args.repetitions < 1:
         raise TopocollError("invalid argument", "--repetitions must be at least 1")
     backend = make_backend(args, machines, counts, parameter_env(args), args.collective)
+    if getattr(args, "plan_topology", None):
+        backend.plan_topology_arg = plan_topology_file(args.plan_topology, machines)
     bounds = {}
     if args.collective == "alltoallv":
         from ..common import traffic_of

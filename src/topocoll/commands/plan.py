@@ -41,7 +41,8 @@ def setup_parser(p):
     p.add_argument("--piece-size", default="0", metavar="SIZE",
                    help="with --matrix: pieces of at most SIZE bytes (default 0: the planner's choice)")
     p.add_argument("--bandwidth", default=DEFAULT_BANDWIDTH,
-                   help="with --matrix: rate of links the topology gives none (default %(default)s)")
+                   help="rate of links the topology gives none (default %(default)s): with --matrix for the model "
+                        "and bound, and for link capacities (capacitated)")
 
 
 def run_matrix(args, topo) -> int:
@@ -146,7 +147,7 @@ def run(args):
     if args.rank is not None:
         return run_rank(args, topo)
     t0 = time.perf_counter()
-    sched = Schedule.plan_with(args.algorithm, topo, **plan_options(args))
+    sched = Schedule.plan_with(args.algorithm, topo, **plan_options(args), bandwidth=rate(args.bandwidth))
     t_plan = time.perf_counter() - t0
     report = None
     if args.check or not args.no_verify:
@@ -188,6 +189,9 @@ def run(args):
         "plan_seconds": round(t_plan, 4),
         "verify_seconds": round(t_verify, 4) if report else None,
     }
+    if report:   # links of unequal rates: messages at once a link, floor(rate / slowest host link)
+        summary.update(capacitated_load=report["capacitated_load"], within_capacity=report["within_capacity"],
+                       capacitated_optimal=report["capacitated_optimal"])
     if sync_stats:
         summary["syncs"] = sync_stats
     if args.json:
@@ -195,6 +199,10 @@ def run(args):
     elif args.check or args.output:
         state = ("verified: complete" + (", contention-free" if report["contention_free"] else ", with contention")
                  + (", optimal" if report["optimal"] else "")) if report else "not verified"
+        if report and report["capacitated_load"] != topo.alltoall_load:
+            state += (f"; capacitated bound {report['capacitated_load']}: "
+                      + ("within capacity" if report["within_capacity"] else "over capacity")
+                      + (", at the bound" if report["capacitated_optimal"] else ""))
         print(f"{args.algorithm} on {topo.name}: {sched.num_steps} phases (load {topo.alltoall_load}), "
               f"{sched.num_ops} messages, {state}; {seconds:.3f} s"
               + (f"; wrote {args.output}" if args.output and not args.check else ""), file=sys.stderr)
