@@ -86,6 +86,7 @@ bench: build
 	$(PY) benchmarks/plan_scaling.py
 	$(PY) benchmarks/rank_planning.py --whole-up-to 1024
 	$(PY) benchmarks/alltoallv_planning.py
+	$(PY) benchmarks/capacitated_planning.py
 
 clean:
 	rm -rf $(BUILD) $(SAN_BUILD) $(VENV) src/*.egg-info

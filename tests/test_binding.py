@@ -16,6 +16,7 @@ from topocoll._core import include_path
 
 STRUCTS = {
     "tc_verify_report": _core._VerifyReport,
+    "tc_load_options": _core._LoadOptions,
     "tc_plan_options": _core._PlanOptions,
     "tc_tree": _core._Tree,
     "tc_sync_stats": _core._SyncStats,
@@ -28,8 +29,10 @@ CONSTANTS = {
     "TC_PROP_HOST_SINGLE_PORT": _core.PROP_HOST_SINGLE_PORT, "TC_PROP_BOTTLENECK_ONCE": _core.PROP_BOTTLENECK_ONCE,
     "TC_PARAM_SEGMENTS": _core.PARAM_SEGMENTS, "TC_PARAM_FANOUT": _core.PARAM_FANOUT,
     "TC_PARAM_CLUSTERS": _core.PARAM_CLUSTERS,
-    "TC_FORMAT_AUTO": _core._FORMATS["auto"], "TC_FORMAT_SLURM": _core._FORMATS["slurm"],
-    "TC_FORMAT_YAML": _core._FORMATS["yaml"],
+    "TC_FORMAT_AUTO": _core._format("auto"), "TC_FORMAT_SLURM": _core._format("slurm"),
+    "TC_FORMAT_YAML": _core._format("yaml"), "TC_FORMAT_SLURM_YAML": _core._format("slurm-yaml"),
+    "TC_FORMAT_MPICH": _core._format("mpich"), "TC_FORMAT_IBNET": _core._format("ibnetdiscover"),
+    "TC_PROP_CAPACITATED": _core.PROP_CAPACITATED,
     "sizeof(tc_op) / sizeof(int32_t)": _core.OP_INTS,
     "TC_PLAN_WHOLE_MAX_RANKS": int(_core.default("plan_whole_max_ranks")),
 }

@@ -344,6 +344,10 @@ static tcx_state *state_for(comm_plan *cp, MPI_Comm comm, int algorithm, long lo
     if (tcx_state_init(&e->state, &e->tables, comm) != MPI_SUCCESS)
         pmpi_fatal("could not set up the executor for %s%s", tc_algorithm_name(algorithm), "");
     pmpi_state_options(&e->state, tc_algorithm_runs_with_syncs(algorithm) ? cp->rate_to : NULL);
+    if ((tc_algorithm_properties(algorithm) & TC_PROP_CAPACITATED) && !pmpi_cfg.pace_lead_given &&
+        tc_topology_capacitated_load(tree, pmpi_cfg.bandwidth > 0 ? pmpi_cfg.bandwidth : TC_DEFAULT_BANDWIDTH, NULL, NULL) <
+            tc_topology_alltoall_load(tree))
+        e->state.pace.lead = PMPI_CAPACITATED_PACE_LEAD;
     if (pmpi_cfg.trace) {
         if (!tracebuf.mem) tracebuf.mem = open_memstream(&tracebuf.text, &tracebuf.len);
         e->state.trace = trace_event;

@@ -263,8 +263,11 @@ void pmpi_config_load(void)
         read_var(&vars[i], name, getenv(name));
     }
     SMPI_ONLY(pmpi_cfg.nap = 0;)
+    pmpi_cfg.pace_lead_given = getenv("TOPOCOLL_PACE_LEAD") && *getenv("TOPOCOLL_PACE_LEAD");
     const char *path = getenv("TOPOCOLL_TOPOLOGY");
-    if (path && *path && tc_topology_load(path, TC_FORMAT_AUTO, &pmpi_cfg.topo) != TC_OK)
+    tc_load_options lo = {getenv("TOPOCOLL_TOPOLOGY_NAME"), getenv("TOPOCOLL_NODE_NAME_MAP")};
+    if (lo.node_name_map && !*lo.node_name_map) lo.node_name_map = NULL;
+    if (path && *path && tc_topology_load_with(path, TC_FORMAT_AUTO, &lo, &pmpi_cfg.topo) != TC_OK)
         pmpi_fatal("TOPOCOLL_TOPOLOGY: %s%s", tc_error_message(), "");
     read_collectives();
     if (!pmpi_cfg.topo) return;   /* unset: every MPI_Alltoall goes to the MPI */

@@ -54,6 +54,7 @@ typedef struct tc_link_decl {
 
 struct tc_topology {
     char *name;
+    char *note;            /* how the file was read where it was approximated (tc_topology_note) */
     int num_nodes, cap_nodes;
     tc_node *nodes;
     int num_links, cap_links;
@@ -103,6 +104,29 @@ tc_status tc_slurm_parse(const char *text, size_t len, const char *filename, tc_
 tc_status tc_slurm_write(const tc_topology *topo, FILE *out);
 tc_status tc_yaml_parse(const char *text, size_t len, const char *filename, tc_topology **topo);
 tc_status tc_yaml_write(const tc_topology *topo, FILE *out);
+tc_status tc_topology_set_note(tc_topology *t, const char *note);
+/* MPICH's coordinates file (topo_mpich.c) and an InfiniBand fabric as
+ * ibnetdiscover prints it (topo_ibnet.c; node_name_map: a file of "GUID
+ * name" lines, or NULL). */
+tc_status tc_mpich_parse(const char *text, size_t len, const char *filename, tc_topology **topo);
+tc_status tc_mpich_write(const tc_topology *topo, FILE *out);
+tc_status tc_ibnet_parse(const char *text, size_t len, const char *filename, const char *node_name_map,
+                         tc_topology **topo);
+/* Slurm's topology.yaml (topo_slurm_yaml.c): the topology `name`, else the
+ * cluster default, else the only one. */
+tc_status tc_slurm_yaml_parse(const char *text, size_t len, const char *filename, const char *name, tc_topology **topo);
+tc_status tc_slurm_yaml_write(const tc_topology *topo, FILE *out);
+/* What neither Slurm file can say (topo_slurm.c): TC_ERR_UNSUPPORTED naming it. */
+tc_status tc_slurm_writable(const tc_topology *t, const char *file);
+/* Hang a hostlist's names below switch sw (topo_slurm.c; both Slurm formats). */
+tc_status tc_slurm_attach(tc_topology *t, const char *list, const char *sw, double speed, const char *where,
+                          bool machines);
+/* A YAML text as a libyaml document, after the limits' first pass
+ * (topo_yaml.c; both YAML formats). */
+struct yaml_document_s;
+/* A double-quoted YAML scalar, escaped (topo_yaml.c). */
+void tc_yaml_put_scalar(FILE *f, const char *s);
+tc_status tc_yaml_load_document(const char *text, size_t len, const char *file, struct yaml_document_s *doc);
 
 /* The whole of a file, for the readers: *text malloc'd (NUL-terminated,
  * len bytes before it); refuses files over TC_MAX_FILE_BYTES.  what names

@@ -9,25 +9,54 @@
 #include <strings.h>
 #include <unistd.h>
 
+static const char *const format_names[] = {"auto", "slurm", "yaml", "slurm-yaml", "mpich", "ibnetdiscover", NULL};
+
+const char *tc_format_name(int format)
+{
+    return format >= 0 && format < (int)(sizeof format_names / sizeof *format_names) ? format_names[format] : NULL;
+}
+
+/* The format of a file by its contents (its extension for .conf): */
 static tc_format sniff(const char *path, const char *text, size_t len)
 {
     const char *dot = path ? strrchr(path, '.') : NULL;
-    if (dot && (!strcasecmp(dot, ".yaml") || !strcasecmp(dot, ".yml"))) return TC_FORMAT_YAML;
     if (dot && !strcasecmp(dot, ".conf")) return TC_FORMAT_SLURM;
-    /* contents: a Slurm file has SwitchName= at the start of some line */
-    for (size_t i = 0; i + 11 <= len; i++)
-        if ((i == 0 || text[i - 1] == '\n') && !strncasecmp(text + i, "SwitchName=", 11)) return TC_FORMAT_SLURM;
-    return TC_FORMAT_YAML;
+    int line = 0;
+    bool yaml_list = false, first_content = true, second_is_rank = false;
+    for (size_t i = 0; i < len; line++) {
+        size_t e = i;
+        while (e < len && text[e] != '\n') e++;
+        const char *s = text + i;
+        size_t l = e - i;
+        i = e + 1;
+        while (l && (*s == ' ' || *s == '\t')) { s++; l--; }
+        if (l >= 11 && !strncasecmp(s, "SwitchName=", 11)) return TC_FORMAT_SLURM;
+        if ((l >= 7 && !strncmp(s, "Switch", 6) && (s[6] == ' ' || s[6] == '\t')) ||
+            (l >= 3 && !strncmp(s, "Ca", 2) && (s[2] == ' ' || s[2] == '\t')) || (l >= 10 && !strncmp(s, "switchguid=", 10)) ||
+            (l >= 7 && !strncmp(s, "caguid=", 7)))
+            return TC_FORMAT_IBNET;
+        if (line == 1) {   /* MPICH: a header, then "RANK: G S P" */
+            size_t k = 0;
+            while (k < l && s[k] >= '0' && s[k] <= '9') k++;
+            second_is_rank = k > 0 && k < l && s[k] == ':';
+        }
+        if (!l || *s == '#' || (l >= 3 && !strncmp(s, "---", 3))) continue;
+        if (first_content) yaml_list = *s == '-' && (l == 1 || s[1] == ' ' || s[1] == '\t');
+        first_content = false;
+    }
+    if (second_is_rank) return TC_FORMAT_MPICH;
+    return yaml_list ? TC_FORMAT_SLURM_YAML : TC_FORMAT_YAML;
 }
 
-tc_status tc_topology_parse(const char *text, size_t len, tc_format format, const char *filename, tc_topology **topo)
+tc_status tc_topology_parse_with(const char *text, size_t len, tc_format format, const char *filename,
+                                 const tc_load_options *opt, tc_topology **topo)
 {
     if (!text || !topo) TC_FAIL(TC_ERR_ARG, "topology: missing argument");
     const char *file = filename ? filename : "<string>";
     if (len > (size_t)TC_MAX_FILE_BYTES)
         TC_FAIL(TC_ERR_LIMIT, "%s: %zu bytes is more than the limit of %ld bytes for a topology", file, len,
                 (long)TC_MAX_FILE_BYTES);
-    /* Both parsers read C strings: a NUL byte would end the file early. */
+    /* The parsers read C strings: a NUL byte would end the file early. */
     const char *nul = memchr(text, '\0', len);
     if (nul) {
         int line = 1;
@@ -35,8 +64,15 @@ tc_status tc_topology_parse(const char *text, size_t len, tc_format format, cons
         TC_FAIL(TC_ERR_PARSE, "%s:%d: a NUL byte: a topology file is text", file, line);
     }
     if (format == TC_FORMAT_AUTO) format = sniff(filename, text, len);
-    tc_status rc = format == TC_FORMAT_SLURM ? tc_slurm_parse(text, len, filename, topo)
-                                             : tc_yaml_parse(text, len, filename, topo);
+    tc_status rc;
+    switch (format) {
+    case TC_FORMAT_SLURM: rc = tc_slurm_parse(text, len, filename, topo); break;
+    case TC_FORMAT_YAML: rc = tc_yaml_parse(text, len, filename, topo); break;
+    case TC_FORMAT_SLURM_YAML: rc = tc_slurm_yaml_parse(text, len, filename, opt ? opt->topology_name : NULL, topo); break;
+    case TC_FORMAT_MPICH: rc = tc_mpich_parse(text, len, filename, topo); break;
+    case TC_FORMAT_IBNET: rc = tc_ibnet_parse(text, len, filename, opt ? opt->node_name_map : NULL, topo); break;
+    default: TC_FAIL(TC_ERR_ARG, "topology: format %d (0 to %d)", (int)format, TC_FORMAT_IBNET);
+    }
     if (rc == TC_OK && filename && *filename != '<' && !*tc_topology_name(*topo)) {
         const char *base = strrchr(filename, '/');
         base = base ? base + 1 : filename;
@@ -47,6 +83,11 @@ tc_status tc_topology_parse(const char *text, size_t len, tc_format format, cons
         if (tc_topology_set_name(*topo, name)) { tc_topology_destroy(*topo); *topo = NULL; TC_FAIL(TC_ERR_NOMEM, "out of memory"); }
     }
     return rc;
+}
+
+tc_status tc_topology_parse(const char *text, size_t len, tc_format format, const char *filename, tc_topology **topo)
+{
+    return tc_topology_parse_with(text, len, format, filename, NULL, topo);
 }
 
 /* "chain:8,8", "24": a spec rather than a file name (no path, no extension). */
@@ -93,6 +134,11 @@ tc_status tc_read_file(const char *path, const char *what, char **text, size_t *
 
 tc_status tc_topology_load(const char *path, tc_format format, tc_topology **topo)
 {
+    return tc_topology_load_with(path, format, NULL, topo);
+}
+
+tc_status tc_topology_load_with(const char *path, tc_format format, const tc_load_options *opt, tc_topology **topo)
+{
     if (!path || !topo) TC_FAIL(TC_ERR_ARG, "topology: missing argument");
     /* a spec, unless a file of that name exists */
     if (looks_synthetic(path) && access(path, F_OK) != 0) {
@@ -106,7 +152,7 @@ tc_status tc_topology_load(const char *path, tc_format format, tc_topology **top
     size_t len;
     tc_status rc = tc_read_file(path, "topology", &buf, &len);
     if (rc) return rc;
-    rc = tc_topology_parse(buf, len, format, path, topo);
+    rc = tc_topology_parse_with(buf, len, format, path, opt, topo);
     free(buf);
     return rc;
 }
@@ -114,7 +160,17 @@ tc_status tc_topology_load(const char *path, tc_format format, tc_topology **top
 tc_status tc_topology_write(const tc_topology *topo, tc_format format, FILE *out)
 {
     if (!topo || !out) TC_FAIL(TC_ERR_ARG, "topology: missing argument");
-    return format == TC_FORMAT_SLURM ? tc_slurm_write(topo, out) : tc_yaml_write(topo, out);
+    switch (format) {
+    case TC_FORMAT_SLURM: return tc_slurm_write(topo, out);
+    case TC_FORMAT_SLURM_YAML: return tc_slurm_yaml_write(topo, out);
+    case TC_FORMAT_MPICH: return tc_mpich_write(topo, out);
+    case TC_FORMAT_IBNET:
+        TC_FAIL(TC_ERR_UNSUPPORTED, "ibnetdiscover output is read, not written: it is a fabric's discovery, with "
+                "GUIDs a topology does not have");
+    case TC_FORMAT_AUTO:
+    case TC_FORMAT_YAML: return tc_yaml_write(topo, out);
+    }
+    TC_FAIL(TC_ERR_ARG, "topology: format %d (0 to %d)", (int)format, TC_FORMAT_IBNET);
 }
 
 /* ---- synthetic ---- */
@@ -286,6 +342,7 @@ tc_status tc_topology_restrict(const tc_topology *t, const int *ranks, int n, tc
     if (!keep) TC_FAIL(TC_ERR_NOMEM, "out of memory");
     TC_TRY(rc, done, tc_topology_create(&r));
     TC_TRY(rc, done, tc_topology_set_name(r, t->name ? t->name : ""));
+    TC_TRY(rc, done, tc_topology_set_note(r, tc_topology_note(t)));
     for (int i = 0; i < t->num_nodes; i++)
         if (t->nodes[i].kind == TC_NODE_SWITCH) {
             keep[i] = 1;
@@ -321,6 +378,22 @@ static int cmp_order(const void *a, const void *b)
 tc_status tc_topology_walk(const tc_topology *t, tc_walk *w)
 {
     int V = t->num_nodes;
+    /* the files list a switch's machines together: ranks must not come back
+     * to a switch after others' (MPICH's coordinates may) */
+    char *left = tc_xcalloc((size_t)V + 1, 1);
+    if (!left) TC_FAIL(TC_ERR_NOMEM, "out of memory");
+    for (int r = 1; r < t->num_machines; r++) {
+        int a = t->parent[t->machines[r - 1]], b = t->parent[t->machines[r]];
+        if (a == b) continue;
+        if (a >= 0) left[a] = 1;
+        if (b >= 0 && left[b]) {
+            free(left);
+            TC_FAIL(TC_ERR_UNSUPPORTED, "rank %d (%s) is on switch %s again after ranks on other switches: this format "
+                    "lists a switch's machines together, in rank order, and the ranks interleave switches",
+                    r, t->nodes[t->machines[r]].name, t->nodes[b].name);
+        }
+    }
+    free(left);
     order_key *keys = tc_xmalloc(sizeof(order_key) * (size_t)V);
     int *pos = tc_xmalloc(sizeof(int) * (size_t)V);
     memset(w, 0, sizeof *w);

@@ -32,6 +32,7 @@ tc_status tc_topology_expand(const tc_topology *t, const int *count, tc_topology
                     count[m]);
     TC_TRY(rc, done, tc_topology_create(&r));
     TC_TRY(rc, done, tc_topology_set_name(r, t->name ? t->name : ""));
+    TC_TRY(rc, done, tc_topology_set_note(r, tc_topology_note(t)));
     for (int i = 0; i < t->num_nodes; i++) {
         const tc_node *n = &t->nodes[i];
         int rank = t->rank_of_node[i];

@@ -1,5 +1,7 @@
 /* Slurm topology.conf (tree plugin): SwitchName=, Nodes=, Switches=,
- * LinkSpeed=.  Keys are case-insensitive, '#' starts a comment, a trailing
+ * LinkSpeed=; and the text of `scontrol show topology`, the same lines with
+ * Level= (the switch's height, checked against the tree) and LinkSpeed=1
+ * where none was configured (Slurm's default: read as no rate).  Keys are case-insensitive, '#' starts a comment, a trailing
  * backslash continues a line.  LinkSpeed applies to the links from the switch
  * to everything its line lists; Slurm leaves its unit open, topocoll reads a
  * bare number as Mbit/s and also accepts units ("10Gbit"). */
@@ -13,7 +15,7 @@
 typedef struct slurm_switch {
     char *name, *nodes, *switches;
     double speed;
-    int line;
+    int line, level;      /* level: scontrol's Level=, -1 if not given */
 } slurm_switch;
 
 static void free_switches(slurm_switch *sw, int n)
@@ -22,11 +24,11 @@ static void free_switches(slurm_switch *sw, int n)
     free(sw);
 }
 
-static tc_status add_links(tc_topology *t, const char *list, const slurm_switch *sw, const char *file,
-                           bool machines)
+/* Hang the names of a hostlist below switch sw (machines: new machines, in
+ * list order; else switches declared before); where: "file:line". */
+tc_status tc_slurm_attach(tc_topology *t, const char *list, const char *sw, double speed, const char *where,
+                          bool machines)
 {
-    char where[512];
-    snprintf(where, sizeof where, "%s:%d", file, sw->line);
     char *names;
     size_t n;
     tc_status rc = tc_hostlist_expand(list, &names, &n);
@@ -38,23 +40,30 @@ static tc_status add_links(tc_topology *t, const char *list, const slurm_switch 
             if ((rc = tc_topology_add_machine(t, p, 1, where))) break;
         } else if (node < 0) {
             rc = tc_error_set(TC_ERR_TOPOLOGY, __FILE__, __LINE__, "%s: switch '%s' lists unknown switch '%s'",
-                              where, sw->name, p);
+                              where, sw, p);
             break;
         } else if (tc_topology_node_kind(t, node) == TC_NODE_MACHINE) {
             rc = tc_error_set(TC_ERR_TOPOLOGY, __FILE__, __LINE__,
                               machines ? "%s: machine '%s' (%s) is not a leaf: switch '%s' lists it again; a machine hangs on one switch"
-                                       : "%s: machine '%s' (%s) is not a leaf: switch '%s' lists it under Switches=",
-                              where, p, t->nodes[node].where ? t->nodes[node].where : "?", sw->name);
+                                       : "%s: machine '%s' (%s) is not a leaf: switch '%s' lists it as a switch",
+                              where, p, t->nodes[node].where ? t->nodes[node].where : "?", sw);
             break;
         } else if (machines) {
             rc = tc_error_set(TC_ERR_TOPOLOGY, __FILE__, __LINE__, "%s: duplicate name '%s': it is a switch (%s)",
                               where, p, t->nodes[node].where ? t->nodes[node].where : "?");
             break;
         }
-        if ((rc = tc_topology_add_link(t, p, sw->name, sw->speed, 0, where))) break;
+        if ((rc = tc_topology_add_link(t, p, sw, speed, 0, where))) break;
     }
     free(names);
     return rc;
+}
+
+static tc_status add_links(tc_topology *t, const char *list, const slurm_switch *sw, const char *file, bool machines)
+{
+    char where[512];
+    snprintf(where, sizeof where, "%s:%d", file, sw->line);
+    return tc_slurm_attach(t, list, sw->name, sw->speed, where, machines);
 }
 
 tc_status tc_slurm_parse(const char *text, size_t len, const char *file, tc_topology **out)
@@ -104,6 +113,7 @@ tc_status tc_slurm_parse(const char *text, size_t len, const char *file, tc_topo
         if (!line) continue;
         slurm_switch cur = {0};
         cur.line = start_line;
+        cur.level = -1;
         char *save = NULL;
         for (char *tok = strtok_r(line, " \t\r", &save); tok; tok = strtok_r(NULL, " \t\r", &save)) {
             char *eq = strchr(tok, '=');
@@ -119,6 +129,14 @@ tc_status tc_slurm_parse(const char *text, size_t len, const char *file, tc_topo
                 if (tc_parse_rate(val, TC_BARE_RATE_UNIT, &cur.speed))
                     TC_FAIL_GOTO(rc, fail_cur, TC_ERR_PARSE, "%s:%d: LinkSpeed: %s", file, start_line, tc_error_message());
                 continue;
+            } else if (!strcasecmp(tok, "Level")) {
+                char *end;
+                long v = strtol(val, &end, 10);
+                if (*end || v < 0 || v > 1000)
+                    TC_FAIL_GOTO(rc, fail_cur, TC_ERR_PARSE, "%s:%d: Level=%s: expected a switch level 0-1000", file,
+                                 start_line, val);
+                cur.level = (int)v;
+                continue;
             } else if (!strcasecmp(tok, "BlockName") || !strcasecmp(tok, "BlockSizes"))
                 TC_FAIL_GOTO(rc, fail_cur, TC_ERR_UNSUPPORTED, "%s:%d: %s belongs to Slurm's block topology; topocoll reads the tree topology (SwitchName=)",
                              file, start_line, tok);
@@ -129,6 +147,7 @@ tc_status tc_slurm_parse(const char *text, size_t len, const char *file, tc_topo
             *slot = tc_strdup(val);
             if (!*slot) TC_FAIL_GOTO(rc, fail_cur, TC_ERR_NOMEM, "out of memory");
         }
+        if (cur.level >= 0 && cur.speed == 1e6) cur.speed = 0;   /* scontrol's LinkSpeed=1: none configured */
         if (cur.name || cur.nodes || cur.switches || cur.speed > 0) {
             if (!cur.name)
                 TC_FAIL_GOTO(rc, fail_cur, TC_ERR_PARSE, "%s:%d: line has no SwitchName=", file, start_line);
@@ -161,6 +180,20 @@ tc_status tc_slurm_parse(const char *text, size_t len, const char *file, tc_topo
     for (int i = 0; i < nsw; i++)
         if (sw[i].switches) TC_TRY(rc, out, add_links(t, sw[i].switches, &sw[i], file, false));
     TC_TRY(rc, out, tc_topology_finalize(t));
+    for (int i = 0; i < nsw; i++) {   /* scontrol's levels: leaves 0, each switch one above its highest child */
+        int node = tc_topology_node_find(t, sw[i].name), h = 0;
+        if (sw[i].level < 0 || node < 0) continue;
+        for (int l = 0; l < t->num_links; l++)
+            if (t->links[l].parent == node && t->nodes[t->links[l].child].kind == TC_NODE_SWITCH) {
+                int below = -1;
+                for (int j = 0; j < nsw; j++)
+                    if (!strcmp(sw[j].name, t->nodes[t->links[l].child].name)) below = sw[j].level;
+                if (below >= h) h = below + 1;
+            }
+        if (sw[i].level != h)
+            TC_FAIL_GOTO(rc, out, TC_ERR_TOPOLOGY, "%s:%d: switch '%s' has Level=%d, but its children put it at level %d",
+                         file, sw[i].line, sw[i].name, sw[i].level, h);
+    }
     *out = t;
     t = NULL;
 out:
@@ -170,23 +203,30 @@ out:
     return rc;
 }
 
-/* Children of a switch, machines in rank order first, then switches. */
-tc_status tc_slurm_write(const tc_topology *t, FILE *f)
+/* What neither Slurm file can say: machines without a switch, slots. */
+tc_status tc_slurm_writable(const tc_topology *t, const char *file)
 {
     if (!t->finalized) TC_FAIL(TC_ERR_ARG, "topology not finalized");
     if (tc_topology_num_switches(t) == 0)
-        TC_FAIL(TC_ERR_UNSUPPORTED, "Slurm's topology.conf cannot describe a machine without a switch");
+        TC_FAIL(TC_ERR_UNSUPPORTED, "Slurm's %s cannot describe a machine without a switch", file);
     for (int r = 0; r < t->num_machines; r++)
         if (t->nodes[t->machines[r]].slots != 1)
-            TC_FAIL(TC_ERR_UNSUPPORTED, "machine '%s' has %d slots; topology.conf cannot say so (use YAML)",
-                    t->nodes[t->machines[r]].name, t->nodes[t->machines[r]].slots);
+            TC_FAIL(TC_ERR_UNSUPPORTED, "machine '%s' has %d slots; %s cannot say so (use topocoll YAML)",
+                    t->nodes[t->machines[r]].name, t->nodes[t->machines[r]].slots, file);
+    return TC_OK;
+}
+
+/* Children of a switch, machines in rank order first, then switches. */
+tc_status tc_slurm_write(const tc_topology *t, FILE *f)
+{
+    tc_status rc = tc_slurm_writable(t, "topology.conf");
+    if (rc) return rc;
     for (int l = 0; l < t->num_links; l++)
         if (t->links[l].latency > 0)
             TC_FAIL(TC_ERR_UNSUPPORTED, "link %s-%s has a latency; topology.conf cannot say so (use YAML)",
                     t->nodes[t->links[l].child].name, t->nodes[t->links[l].parent].name);
     tc_walk w;
-    tc_status rc = tc_topology_walk(t, &w);
-    if (rc) return rc;
+    if ((rc = tc_topology_walk(t, &w))) return rc;
     fprintf(f, "# topology.conf written by topocoll %s\n", TOPOCOLL_VERSION);
     for (int i = 0; i < w.ns; i++) {
         int s = w.order[i];

@@ -402,26 +402,29 @@ static tc_status prescan(const char *text, size_t len, const char *file)
     return rc;
 }
 
+tc_status tc_yaml_load_document(const char *text, size_t len, const char *file, yaml_document_t *doc)
+{
+    yaml_parser_t parser;
+    tc_status rc = prescan(text, len, file);
+    if (rc != TC_OK) return rc;
+    if (!yaml_parser_initialize(&parser)) TC_FAIL(TC_ERR_NOMEM, "yaml: out of memory");
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    if (!yaml_parser_load(&parser, doc)) rc = parser_error(&parser, file);
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
 tc_status tc_yaml_parse(const char *text, size_t len, const char *file, tc_topology **out)
 {
     yctx c;
-    yaml_parser_t parser;
     c.file = file ? file : "<string>";
-    tc_status pre = prescan(text, len, c.file);
-    if (pre != TC_OK) return pre;
-    if (!yaml_parser_initialize(&parser)) TC_FAIL(TC_ERR_NOMEM, "yaml: out of memory");
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    if (!yaml_parser_load(&parser, &c.doc)) {
-        tc_status rc = parser_error(&parser, c.file);
-        yaml_parser_delete(&parser);
-        return rc;
-    }
+    tc_status rc = tc_yaml_load_document(text, len, c.file, &c.doc);
+    if (rc != TC_OK) return rc;
     c.machine_pairs = NULL;
     c.num_machine_pairs = 0;
-    tc_status rc = build(&c, out);
+    rc = build(&c, out);
     free(c.machine_pairs);
     yaml_document_delete(&c.doc);
-    yaml_parser_delete(&parser);
     return rc;
 }
 
@@ -431,7 +434,7 @@ tc_status tc_yaml_parse(const char *text, size_t len, const char *file, tc_topol
  * them (":", "-", "sw:") mean something unquoted, and a topology's own name
  * comes from a file name or a file and may hold anything.  Bytes outside
  * printable ASCII are escaped (YAML's \xNN), so the output is always YAML. */
-static void put_quoted(FILE *f, const char *s)
+void tc_yaml_put_scalar(FILE *f, const char *s)
 {
     fputc('"', f);
     for (; *s; s++) {
@@ -467,7 +470,7 @@ tc_status tc_yaml_write(const tc_topology *t, FILE *f)
     int ns = w.ns;
     char buf[32];
     fprintf(f, "# topocoll topology (written by topocoll %s)\ntopocoll: 1\n", TOPOCOLL_VERSION);
-    if (t->name && *t->name) { fputs("name: ", f); put_quoted(f, t->name); fputc('\n', f); }
+    if (t->name && *t->name) { fputs("name: ", f); tc_yaml_put_scalar(f, t->name); fputc('\n', f); }
     if (dbw > 0) { tc_format_rate(dbw, buf, sizeof buf); fprintf(f, "bandwidth: %s\n", buf); }
     if (dlat > 0) { tc_format_time(dlat, buf, sizeof buf); fprintf(f, "latency: %s\n", buf); }
     if (ns) fputs("switches:\n", f);
@@ -476,9 +479,9 @@ tc_status tc_yaml_write(const tc_topology *t, FILE *f)
         char *machines, *switches;
         TC_TRY(rc, out, tc_topology_children(t, &w, s, &machines, &switches));
         fputs("  - name: ", f);
-        put_quoted(f, t->nodes[s].name);
-        if (machines) { fputs("\n    machines: ", f); put_quoted(f, machines); }
-        if (switches) { fputs("\n    switches: ", f); put_quoted(f, switches); }
+        tc_yaml_put_scalar(f, t->nodes[s].name);
+        if (machines) { fputs("\n    machines: ", f); tc_yaml_put_scalar(f, machines); }
+        if (switches) { fputs("\n    switches: ", f); tc_yaml_put_scalar(f, switches); }
         fputc('\n', f);
         free(machines);
         free(switches);
@@ -497,7 +500,7 @@ tc_status tc_yaml_write(const tc_topology *t, FILE *f)
         if (t->nodes[m].slots == 1 && !bw_own && !lat_own && l >= 0) continue;
         if (!header) { fputs("machines:\n", f); header = true; }
         fputs("  ", f);
-        put_quoted(f, t->nodes[m].name);
+        tc_yaml_put_scalar(f, t->nodes[m].name);
         fputs(": {", f);
         if (t->nodes[m].slots != 1) fprintf(f, "slots: %d%s", t->nodes[m].slots, bw_own || lat_own ? ", " : "");
         if (l >= 0) put_values(f, t->links[l].bandwidth, t->links[l].latency, bw_own, lat_own);

@@ -28,19 +28,25 @@ void tc_topology_destroy(tc_topology *t)
     if (!t) return;
     for (int i = 0; i < t->num_nodes; i++) { free(t->nodes[i].name); free(t->nodes[i].where); }
     for (int i = 0; i < t->num_links; i++) free(t->links[i].where);
-    free(t->nodes); free(t->links); free(t->hash); free(t->machines); free(t->name);
+    free(t->nodes); free(t->links); free(t->hash); free(t->machines); free(t->name); free(t->note);
     free_derived(t);
     free(t);
 }
 
-tc_status tc_topology_set_name(tc_topology *t, const char *name)
+/* A copy of text ("" for NULL) in *slot, the old one freed. */
+static tc_status set_text(char **slot, const char *text)
 {
-    char *n = tc_strdup(name ? name : "");
+    char *n = tc_strdup(text ? text : "");
     if (!n) TC_FAIL(TC_ERR_NOMEM, "topology: out of memory");
-    free(t->name);
-    t->name = n;
+    free(*slot);
+    *slot = n;
     return TC_OK;
 }
+
+tc_status tc_topology_set_name(tc_topology *t, const char *name) { return set_text(&t->name, name); }
+tc_status tc_topology_set_note(tc_topology *t, const char *note) { return set_text(&t->note, note); }
+
+const char *tc_topology_note(const tc_topology *t) { return t && t->note ? t->note : ""; }
 
 /* ---- name lookup ---- */
 static uint32_t name_hash(const char *s)

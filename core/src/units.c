@@ -173,6 +173,7 @@ double tc_limit(const char *name)
         {"file_bytes", (double)TC_MAX_FILE_BYTES}, {"nesting", TC_MAX_NESTING}, {"min_rate", TC_MIN_RATE},
         {"max_rate", TC_MAX_RATE}, {"max_time", TC_MAX_TIME}, {"plan_messages", (double)TC_MAX_PLAN_MESSAGES},
         {"max_size", TC_MAX_SIZE}, {"bare_rate_unit", TC_BARE_RATE_UNIT}, {"tuning_rules", TC_MAX_TUNING_RULES},
+        {"capacitated_cells", (double)TC_MAX_CAPACITATED_CELLS},
     };
     return lookup(limits, sizeof limits / sizeof limits[0], name);
 }

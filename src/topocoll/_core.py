@@ -24,7 +24,32 @@ __all__ = [
     "include_path",
 ]
 
-_FORMATS = {"auto": 0, "slurm": 1, "yaml": 2}
+
+def formats() -> list[str]:
+    """The topology formats' names, by number (tc_format_name)."""
+    out = []
+    while (name := lib().tc_format_name(len(out))) is not None:
+        out.append(name.decode())
+    return out
+
+
+def _format(fmt: str) -> int:
+    names = formats()
+    if fmt not in names:
+        raise TopocollError("invalid argument", f"topology format '{fmt}'; valid: {', '.join(names)}")
+    return names.index(fmt)
+
+
+class _LoadOptions(ctypes.Structure):
+    _fields_ = [("topology_name", ctypes.c_char_p), ("node_name_map", ctypes.c_char_p)]
+
+
+def _load_options(topology_name: str | None, node_name_map: str | None) -> "_LoadOptions":
+    """The loader's options; unset ones from TOPOCOLL_TOPOLOGY_NAME and
+    TOPOCOLL_NODE_NAME_MAP, as the PMPI library reads them."""
+    name = topology_name or os.environ.get("TOPOCOLL_TOPOLOGY_NAME") or None
+    nmap = node_name_map or os.environ.get("TOPOCOLL_NODE_NAME_MAP") or None
+    return _LoadOptions(name.encode("utf-8", "surrogateescape") if name else None, os.fsencode(nmap) if nmap else None)
 
 
 class TopocollError(Exception):
@@ -184,6 +209,10 @@ _PROTOS = {
     "tc_hostlist_expand": (I, [S, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t)]),
     "tc_hostlist_compress": (I, [ctypes.POINTER(S), ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p)]),
     "tc_topology_load": (I, [S, I, ctypes.POINTER(P)]),
+    "tc_topology_load_with": (I, [S, I, P, ctypes.POINTER(P)]),
+    "tc_topology_parse_with": (I, [S, ctypes.c_size_t, I, S, P, ctypes.POINTER(P)]),
+    "tc_format_name": (S, [I]),
+    "tc_topology_note": (S, [P]),
     "tc_topology_parse": (I, [S, ctypes.c_size_t, I, S, ctypes.POINTER(P)]),
     "tc_topology_synthetic": (I, [S, ctypes.POINTER(P)]),
     "tc_topology_destroy": (None, [P]),
@@ -452,20 +481,33 @@ class Topology:
             self._h = None
 
     @classmethod
-    def load(cls, path: str | os.PathLike, fmt: str = "auto") -> "Topology":
-        """Read a topology file (Slurm topology.conf or YAML, told by extension
-        or contents), or build a synthetic one from a spec such as
-        ``chain:8,8,8,8`` when no such file exists."""
+    def load(cls, path: str | os.PathLike, fmt: str = "auto", topology_name: str | None = None,
+             node_name_map: str | None = None) -> "Topology":
+        """Read a topology file (one of formats(), told by extension or
+        contents), or build a synthetic one from a spec such as
+        ``chain:8,8,8,8`` when no such file exists.  topology_name: which
+        topology of a Slurm topology.yaml; node_name_map: host names for an
+        ibnetdiscover file (defaults: TOPOCOLL_TOPOLOGY_NAME,
+        TOPOCOLL_NODE_NAME_MAP)."""
         h = ctypes.c_void_p()
-        _check(lib().tc_topology_load(os.fsencode(path), _FORMATS[fmt], ctypes.byref(h)))
+        opt = _load_options(topology_name, node_name_map)
+        _check(lib().tc_topology_load_with(os.fsencode(path), _format(fmt), ctypes.byref(opt), ctypes.byref(h)))
         return cls(h.value)
 
     @classmethod
-    def parse(cls, text: str, fmt: str = "auto", filename: str = "<string>") -> "Topology":
+    def parse(cls, text: str, fmt: str = "auto", filename: str = "<string>", topology_name: str | None = None,
+              node_name_map: str | None = None) -> "Topology":
         h = ctypes.c_void_p()
         data = text.encode("utf-8", "surrogateescape")
-        _check(lib().tc_topology_parse(data, len(data), _FORMATS[fmt], filename.encode("utf-8", "surrogateescape"), ctypes.byref(h)))
+        opt = _load_options(topology_name, node_name_map)
+        _check(lib().tc_topology_parse_with(data, len(data), _format(fmt), filename.encode("utf-8", "surrogateescape"),
+                                            ctypes.byref(opt), ctypes.byref(h)))
         return cls(h.value)
+
+    @property
+    def note(self) -> str:
+        """How the file was read where it had to be approximated ("" if nowhere)."""
+        return lib().tc_topology_note(self._h).decode("utf-8", "backslashreplace")
 
     @classmethod
     def synthetic(cls, spec: str) -> "Topology":
@@ -474,8 +516,8 @@ class Topology:
         return cls(h.value)
 
     def write(self, fmt: str = "yaml") -> str:
-        """The topology as text in ``fmt`` (``yaml`` or ``slurm``)."""
-        return _capture(lambda f: lib().tc_topology_write(self._h, _FORMATS[fmt], f))
+        """The topology as text in ``fmt`` (one of formats(), but auto)."""
+        return _capture(lambda f: lib().tc_topology_write(self._h, _format(fmt), f))
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Topology) and bool(lib().tc_topology_equal(self._h, other._h))

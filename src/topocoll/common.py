@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -14,13 +15,28 @@ DEFAULT_BANDWIDTH = format_rate(default("bandwidth"))
 DEFAULT_LATENCY = format_time(default("latency"))
 
 
+TOPOLOGY_HELP = ("topology: a file (Slurm topology.conf or topology.yaml, scontrol show topology's text, MPICH's "
+                 "coordinates file, ibnetdiscover's output or topocoll YAML; told by contents), or a synthetic "
+                 "spec: N, star:a,b,.., chain:a,b,.., tree:f1,..,m")
+
+
+class _LoadOption(argparse.Action):
+    """--topology-name, --node-name-map: kept in the environment variable the
+    loader (and the ranks' PMPI library) reads."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        os.environ[self.const] = values
+
+
 def add_topology_argument(parser, help_extra: str = "") -> None:
-    parser.add_argument(
-        "topology",
-        metavar="T",
-        help="topology: a Slurm topology.conf or a topocoll YAML file (told by extension or contents), "
-        "or a synthetic spec: N, star:a,b,.., chain:a,b,.., tree:f1,..,m" + help_extra,
-    )
+    parser.add_argument("topology", metavar="T", help=TOPOLOGY_HELP + help_extra)
+    parser.add_argument("--topology-name", metavar="NAME", action=_LoadOption, const="TOPOCOLL_TOPOLOGY_NAME",
+                        help="a Slurm topology.yaml's topology to read (default: its cluster default, else its only "
+                             "one; TOPOCOLL_TOPOLOGY_NAME)")
+    parser.add_argument("--node-name-map", metavar="FILE", action=_LoadOption, const="TOPOCOLL_NODE_NAME_MAP",
+                        help="ibnetdiscover: host names by adapter GUID, lines 'GUID name' (default: the first word "
+                             "of each adapter's description; TOPOCOLL_NODE_NAME_MAP)")
 
 
 def load_topology(arg: str) -> Topology:

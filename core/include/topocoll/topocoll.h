@@ -52,6 +52,8 @@ void tc_error_clear(void);
 #define TC_MAX_NAME_LEN 255            /* bytes of a machine or switch name */
 #define TC_MAX_HOSTLIST_NAMES 1048576  /* names one hostlist expression expands to */
 #define TC_MAX_FILE_BYTES (64L << 20)  /* a topology or schedule file */
+#define TC_MAX_CAPACITATED_CELLS (1LL << 26) /* (link, phase) cells of the capacitated search:
+                                                1 GiB at 16 bytes a cell */
 #define TC_MAX_NESTING 32              /* nesting of a YAML or JSON document */
 #define TC_MIN_RATE 1e3                /* bit/s: 1 kbit/s */
 #define TC_MAX_RATE 1e15               /* bit/s: 1 Pbit/s */
@@ -65,7 +67,8 @@ void tc_error_clear(void);
 #define TC_BARE_RATE_UNIT 1e6
 /* The limits above by their names ("machines", "switches", "levels",
  * "name_len", "hostlist_names", "file_bytes", "nesting", "min_rate",
- * "max_rate", "max_time", "plan_messages", "max_size", "bare_rate_unit"); -1 for an
+ * "max_rate", "max_time", "plan_messages", "max_size", "bare_rate_unit",
+ * "capacitated_cells"); -1 for an
  * unknown name. */
 double tc_limit(const char *name);
 
@@ -97,7 +100,25 @@ tc_status tc_hostlist_compress(const char *const *names, size_t count, char **ex
 typedef struct tc_topology tc_topology;
 
 typedef enum tc_node_kind { TC_NODE_MACHINE = 0, TC_NODE_SWITCH = 1 } tc_node_kind;
-typedef enum tc_format { TC_FORMAT_AUTO = 0, TC_FORMAT_SLURM, TC_FORMAT_YAML } tc_format;
+typedef enum tc_format {
+    TC_FORMAT_AUTO = 0,
+    TC_FORMAT_SLURM,        /* topology.conf, or the text of scontrol show topology */
+    TC_FORMAT_YAML,         /* topocoll's own YAML */
+    TC_FORMAT_SLURM_YAML,   /* Slurm's topology.yaml */
+    TC_FORMAT_MPICH,        /* MPICH's coordinates file (MPIR_CVAR_COORDINATES_FILE) */
+    TC_FORMAT_IBNET         /* InfiniBand: the output of ibnetdiscover */
+} tc_format;
+/* The formats' names ("auto", "slurm", "yaml", "slurm-yaml", "mpich",
+ * "ibnetdiscover"), by number; NULL past the last. */
+const char *tc_format_name(int format);
+/* Options of reading a file: the topology of a Slurm topology.yaml to take
+ * (NULL: the cluster default, else the only one), and a node-name map for
+ * ibnetdiscover ("GUID name" lines; NULL: host names from the adapters'
+ * descriptions). */
+typedef struct tc_load_options {
+    const char *topology_name;
+    const char *node_name_map;
+} tc_load_options;
 
 /* Building.  Names must be unique across machines and switches.  Links join a
  * child (machine or switch) to a parent switch; bandwidth/latency 0 mean "not
@@ -120,8 +141,12 @@ tc_status tc_topology_finalize(tc_topology *topo);
 /* Loading: from a file (format told by extension or contents), a string, or a
  * synthetic spec such as "chain:8,8,8,8" (see tc_topology_synthetic). */
 tc_status tc_topology_load(const char *path, tc_format format, tc_topology **topo);
+tc_status tc_topology_load_with(const char *path, tc_format format, const tc_load_options *options,
+                                tc_topology **topo);
 tc_status tc_topology_parse(const char *text, size_t len, tc_format format,
                             const char *filename, tc_topology **topo);
+tc_status tc_topology_parse_with(const char *text, size_t len, tc_format format, const char *filename,
+                                 const tc_load_options *options, tc_topology **topo);
 /* Synthetic topologies for tests and examples:
  *   "N"              one switch with N machines
  *   "star:a,b,c"     switch s0 holds a machines and links switches s1.. with b, c..
@@ -141,6 +166,9 @@ int tc_topology_equal(const tc_topology *a, const tc_topology *b);
 tc_status tc_topology_restrict(const tc_topology *topo, const int *ranks, int n, tc_topology **out);
 
 const char *tc_topology_name(const tc_topology *topo);
+/* How the file was read where it had to be approximated (an InfiniBand
+ * fabric's spines merged into one switch, ...); "" if nowhere. */
+const char *tc_topology_note(const tc_topology *topo);
 int tc_topology_num_nodes(const tc_topology *topo);
 int tc_topology_num_machines(const tc_topology *topo);
 int tc_topology_num_switches(const tc_topology *topo);

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from .._core import TopocollError, format_rate, format_time
+from .._core import TopocollError, format_rate, format_time, formats
 from ..common import (DEFAULT_BANDWIDTH, add_actions, add_matrix_arguments, add_topology_argument, emit_json, load_topology,
                       rate, run_action, traffic_of)
 
@@ -23,11 +23,15 @@ def setup_parser(p):
     add_matrix_arguments(show, "prints its link-load and single-port time bounds")
     show.set_defaults(_action=run_show)
     conv = sub.add_parser("convert", help="write a topology in another format",
-                          description="Convert between Slurm topology.conf and topocoll YAML. The output "
-                          "format is --to, or told by the output file's extension.")
+                          description="Convert a topology file: read any format topocoll reads, write topocoll "
+                          "YAML, Slurm topology.conf (slurm), Slurm topology.yaml (slurm-yaml) or MPICH's "
+                          "coordinates (mpich), where the target can say it (topology.yaml has no link rates, "
+                          "topology.conf one a switch, MPICH's coordinates three levels). The output format is "
+                          "--to, or told by the output file's name.")
     add_topology_argument(conv)
     conv.add_argument("-o", "--output", help="output file (default: standard output)")
-    conv.add_argument("--to", choices=["yaml", "slurm"], help="output format (default: from -o's extension, else yaml)")
+    conv.add_argument("--to", choices=[f for f in formats() if f not in ("auto", "ibnetdiscover")],
+                      help="output format (default: from -o: .conf slurm, topology.yaml slurm-yaml, else yaml)")
     conv.set_defaults(_action=run_convert)
 
 
@@ -51,6 +55,7 @@ def describe(topo, default_bw: float) -> dict:
             for l in bottlenecks
         ],
         "default_bandwidth": default_bw,
+        "note": topo.note,
         "peak_throughput_bps": topo.peak_throughput(default_bw),
     }
     cap = topo.capacitated(default_bw)
@@ -87,6 +92,8 @@ def run_show(args):
               + (f" and {more} more" if more > 0 else ""))
     print(f"  all-to-all load: {info['load']} -> an optimal schedule has {info['load']} contention-free phases")
     print(f"  peak aggregate throughput: {info['peak_throughput_bps'] / 1e6:.1f} Mbit/s")
+    if info["note"]:
+        print(f"  read as a tree: {info['note']}")
     c = info["capacitated"]
     if c["capacities"]:
         fast = sorted(c["capacities"].items(), key=lambda kv: -kv[1])[:6]
@@ -115,7 +122,8 @@ def run_convert(args):
     topo = load_topology(args.topology)
     fmt = args.to
     if fmt is None and args.output:
-        fmt = "slurm" if args.output.endswith(".conf") else "yaml"
+        base = args.output.rsplit("/", 1)[-1]
+        fmt = "slurm" if base.endswith(".conf") else "slurm-yaml" if base == "topology.yaml" else "yaml"
     fmt = fmt or "yaml"
     text = topo.write(fmt)
     if args.output:
