@@ -55,7 +55,6 @@ typedef struct cap_search {
     int64_t *viol, nviol;
     int64_t *delta;           /* Kmax scratch */
     uint64_t *full;           /* T x Kmax/64: a bit a cell at or over capacity */
-    uint64_t *mask;           /* Kmax/64 scratch */
     uint64_t rng;
 } cap_search;
 
@@ -132,41 +131,18 @@ static int64_t cheapest(cap_search *c, int64_t from, int64_t *cost)
     return best;
 }
 
-/* Phases where m fits (no link of its path full), into c->mask; their number. */
-static int64_t free_phases(cap_search *c, int64_t m)
-{
-    int64_t W = (c->K + 63) / 64, n = 0;
-    memset(c->mask, 0, sizeof(uint64_t) * (size_t)W);
-    for (int i = 0; i < c->plen[m]; i++) {
-        const uint64_t *f = c->full + CELL(c, c->path[m * c->H + i], 0) / 64;
-        for (int64_t w = 0; w < W; w++) c->mask[w] |= f[w];
-    }
-    for (int64_t w = 0; w < W; w++) {
-        c->mask[w] = ~c->mask[w];
-        if (w == W - 1 && c->K % 64) c->mask[w] &= (1ULL << (c->K % 64)) - 1;
-        n += __builtin_popcountll(c->mask[w]);
-    }
-    return n;
-}
-
-/* The free phase nearest to k (cyclically, forwards), or the pick-th. */
-static int64_t nth_free(const cap_search *c, int64_t pick)
-{
-    for (int64_t w = 0;; w++) {
-        uint64_t bits = c->mask[w];
-        int pc = __builtin_popcountll(bits);
-        if (pick >= pc) { pick -= pc; continue; }
-        while (pick--) bits &= bits - 1;
-        return w * 64 + __builtin_ctzll(bits);
-    }
-}
-
-static int64_t nearest_free(const cap_search *c, int64_t k)
+/* The first phase from k on (cyclically) where m fits, no link of its path
+ * full; -1 if none.  A word of 64 phases at a time, from k's word outwards:
+ * usually one or two words, not the K/64 of a whole mask. */
+static int64_t free_from(const cap_search *c, int64_t m, int64_t k)
 {
     int64_t W = (c->K + 63) / 64;
     for (int64_t d = 0; d <= W; d++) {
         int64_t w = (k / 64 + d) % W;
-        uint64_t bits = c->mask[w];
+        uint64_t used = 0;
+        for (int i = 0; i < c->plen[m]; i++) used |= c->full[CELL(c, c->path[m * c->H + i], 0) / 64 + w];
+        uint64_t bits = ~used;
+        if (w == W - 1 && c->K % 64) bits &= (1ULL << (c->K % 64)) - 1;
         if (d == 0) bits &= ~0ULL << (k % 64);
         if (d == W) bits &= (1ULL << (k % 64)) - 1;
         if (bits) return w * 64 + __builtin_ctzll(bits);
@@ -187,9 +163,9 @@ static tc_status grow_phases(cap_search *c, int64_t K)
     int32_t *w = tc_xmalloc(sizeof(int32_t) * (size_t)cells);
     int64_t *vpos = tc_xmalloc(sizeof(int64_t) * (size_t)cells), *viol = tc_xmalloc(sizeof(int64_t) * (size_t)cells);
     int64_t *delta = tc_xmalloc(sizeof(int64_t) * (size_t)na);
-    uint64_t *full = tc_xcalloc((size_t)(cells / 64 + 1), sizeof(uint64_t)), *mask = tc_xmalloc(sizeof(uint64_t) * (size_t)(na / 64 + 1));
-    if (!head || !cnt || !w || !vpos || !viol || !delta || !full || !mask) {
-        free(head); free(cnt); free(w); free(vpos); free(viol); free(delta); free(full); free(mask);
+    uint64_t *full = tc_xcalloc((size_t)(cells / 64 + 1), sizeof(uint64_t));
+    if (!head || !cnt || !w || !vpos || !viol || !delta || !full) {
+        free(head); free(cnt); free(w); free(vpos); free(viol); free(delta); free(full);
         TC_FAIL(TC_ERR_NOMEM, "capacitated: out of memory for %lld phases", (long long)na);
     }
     for (int64_t i = 0; i < cells; i++) { head[i] = -1; w[i] = 1; vpos[i] = -1; }
@@ -207,9 +183,9 @@ static tc_status grow_phases(cap_search *c, int64_t K)
         vpos[to] = nv;
         viol[nv++] = to;
     }
-    free(c->head); free(c->cnt); free(c->weight); free(c->vpos); free(c->viol); free(c->delta); free(c->full); free(c->mask);
+    free(c->head); free(c->cnt); free(c->weight); free(c->vpos); free(c->viol); free(c->delta); free(c->full);
     c->head = head; c->cnt = cnt; c->weight = w; c->vpos = vpos; c->viol = viol; c->delta = delta;
-    c->full = full; c->mask = mask;
+    c->full = full;
     c->Kmax = na;
     c->K = K;
     return TC_OK;
@@ -292,9 +268,9 @@ static void search(cap_search *c, int64_t budget)
             if (c->cnt[cx] > c->cap[x]) save += c->weight[cx];
         }
         unplace(c, m);
-        int64_t nfree = free_phases(c, m);
-        if (nfree > 0) {   /* a phase with room: cost 0 */
-            place(c, m, nth_free(c, (int64_t)(tc_random_next(&c->rng) % (uint64_t)nfree)));
+        int64_t room = free_from(c, m, (int64_t)(tc_random_next(&c->rng) % (uint64_t)c->K));
+        if (room >= 0) {   /* a phase with room (the first from a random one): cost 0 */
+            place(c, m, room);
             continue;
         }
         if (swap(c, m, k)) continue;
@@ -322,7 +298,7 @@ static void search_free(cap_search *c)
 {
     free(c->cap); free(c->path); free(c->plen); free(c->phase); free(c->next); free(c->prev);
     free(c->head); free(c->cnt); free(c->weight); free(c->vpos); free(c->viol); free(c->delta);
-    free(c->full); free(c->mask);
+    free(c->full);
 }
 
 tc_status tc_a2a_capacitated(const tc_topology *topo, const tc_plan_options *opt, tc_schedule **sched)
@@ -383,7 +359,8 @@ tc_status tc_a2a_capacitated(const tc_topology *topo, const tc_plan_options *opt
             for (int64_t i = fy->step_begin[st]; i < fy->step_begin[st + 1]; i++) {
                 int s = fy->ops[i].src, d = fy->ops[i].dst;
                 int64_t mm = (int64_t)s * (p - 1) + ((d - s - 1 + p) % p), want = (int64_t)st * B / Lf, cost;
-                if (free_phases(&c, mm) > 0) { place(&c, mm, nearest_free(&c, want)); continue; }
+                int64_t room = free_from(&c, mm, want);
+                if (room >= 0) { place(&c, mm, room); continue; }
                 add_costs(&c, mm);
                 place(&c, mm, cheapest(&c, want, &cost));
             }
@@ -400,9 +377,12 @@ tc_status tc_a2a_capacitated(const tc_topology *topo, const tc_plan_options *opt
             while (c.nviol > 0) {
                 int64_t cell = c.viol[0], mm = c.head[cell] / c.H;
                 unplace(&c, mm);
-                if (free_phases(&c, mm) == 0) TC_TRY(rc, out, grow_phases(&c, c.K + 1));
-                free_phases(&c, mm);
-                place(&c, mm, nearest_free(&c, 0));
+                int64_t room = free_from(&c, mm, 0);
+                if (room < 0) {
+                    TC_TRY(rc, out, grow_phases(&c, c.K + 1));
+                    room = c.K - 1;
+                }
+                place(&c, mm, room);
             }
         }
     }
