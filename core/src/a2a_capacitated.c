@@ -53,7 +53,6 @@ typedef struct cap_search {
     int32_t *cnt, *weight;    /* T x Kmax */
     int64_t *vpos;            /* T x Kmax: position in viol, -1 */
     int64_t *viol, nviol;
-    int64_t *delta;           /* Kmax scratch */
     uint64_t *full;           /* T x Kmax/64: a bit a cell at or over capacity */
     uint64_t rng;
 } cap_search;
@@ -105,25 +104,28 @@ static void unplace(cap_search *c, int64_t m)
     c->phase[m] = -1;
 }
 
-/* Weighted cost of adding m to each phase (delta[k]); m is not placed. */
-static void add_costs(cap_search *c, int64_t m)
+/* What adding m (not placed) to phase q costs: the weights of its links
+ * full there; 0 when it fits (weights are at least 1). */
+static int64_t cost_at(const cap_search *c, int64_t m, int64_t q)
 {
-    memset(c->delta, 0, sizeof(int64_t) * (size_t)c->K);
+    int64_t x = 0;
     for (int i = 0; i < c->plen[m]; i++) {
         int e = c->path[m * c->H + i];
-        const int32_t *cnt = c->cnt + CELL(c, e, 0), *w = c->weight + CELL(c, e, 0);
-        for (int64_t k = 0; k < c->K; k++)
-            if (cnt[k] >= c->cap[e]) c->delta[k] += w[k];
+        int64_t cell = CELL(c, e, q);
+        if (c->cnt[cell] >= c->cap[e]) x += c->weight[cell];
     }
+    return x;
 }
 
-/* The cheapest phase for m (ties: the first from `from` on, cyclically,
- * or a random one when from < 0), and its cost. */
-static int64_t cheapest(cap_search *c, int64_t from, int64_t *cost)
+/* The cheapest phase for m but `not` (ties: the first from `from` on,
+ * cyclically, or a random one when from < 0), and its cost. */
+static int64_t cheapest(cap_search *c, int64_t m, int64_t from, int64_t not, int64_t *cost)
 {
     int64_t best = -1, bc = INT64_MAX, ties = 0;
     for (int64_t d = 0; d < c->K; d++) {
-        int64_t k = from >= 0 ? (from + d) % c->K : d, x = c->delta[k];
+        int64_t k = from >= 0 ? (from + d) % c->K : d;
+        if (k == not) continue;
+        int64_t x = cost_at(c, m, k);
         if (x < bc) { bc = x; best = k; ties = 1; }
         else if (x == bc && from < 0 && tc_random_next(&c->rng) % (uint64_t)++ties == 0) best = k;
     }
@@ -162,10 +164,9 @@ static tc_status grow_phases(cap_search *c, int64_t K)
     int32_t *head = tc_xmalloc(sizeof(int32_t) * (size_t)cells), *cnt = tc_xcalloc((size_t)cells, sizeof(int32_t));
     int32_t *w = tc_xmalloc(sizeof(int32_t) * (size_t)cells);
     int64_t *vpos = tc_xmalloc(sizeof(int64_t) * (size_t)cells), *viol = tc_xmalloc(sizeof(int64_t) * (size_t)cells);
-    int64_t *delta = tc_xmalloc(sizeof(int64_t) * (size_t)na);
     uint64_t *full = tc_xcalloc((size_t)(cells / 64 + 1), sizeof(uint64_t));
-    if (!head || !cnt || !w || !vpos || !viol || !delta || !full) {
-        free(head); free(cnt); free(w); free(vpos); free(viol); free(delta); free(full);
+    if (!head || !cnt || !w || !vpos || !viol || !full) {
+        free(head); free(cnt); free(w); free(vpos); free(viol); free(full);
         TC_FAIL(TC_ERR_NOMEM, "capacitated: out of memory for %lld phases", (long long)na);
     }
     for (int64_t i = 0; i < cells; i++) { head[i] = -1; w[i] = 1; vpos[i] = -1; }
@@ -183,8 +184,8 @@ static tc_status grow_phases(cap_search *c, int64_t K)
         vpos[to] = nv;
         viol[nv++] = to;
     }
-    free(c->head); free(c->cnt); free(c->weight); free(c->vpos); free(c->viol); free(c->delta); free(c->full);
-    c->head = head; c->cnt = cnt; c->weight = w; c->vpos = vpos; c->viol = viol; c->delta = delta;
+    free(c->head); free(c->cnt); free(c->weight); free(c->vpos); free(c->viol); free(c->full);
+    c->head = head; c->cnt = cnt; c->weight = w; c->vpos = vpos; c->viol = viol;
     c->full = full;
     c->Kmax = na;
     c->K = K;
@@ -198,12 +199,9 @@ static int64_t cheapest_sampled(cap_search *c, int64_t m, int64_t k, int64_t *co
 {
     int64_t best = -1, bc = INT64_MAX;
     for (int t = 0; t < SAMPLE; t++) {
-        int64_t q = (int64_t)(tc_random_next(&c->rng) % (uint64_t)c->K), x = 0;
+        int64_t q = (int64_t)(tc_random_next(&c->rng) % (uint64_t)c->K);
         if (q == k) continue;
-        for (int i = 0; i < c->plen[m]; i++) {
-            int64_t cx = CELL(c, c->path[m * c->H + i], q);
-            if (c->cnt[cx] >= c->cap[c->path[m * c->H + i]]) x += c->weight[cx];
-        }
+        int64_t x = cost_at(c, m, q);
         if (x < bc) { bc = x; best = q; }
     }
     *cost = bc;
@@ -214,14 +212,6 @@ static int64_t cheapest_sampled(cap_search *c, int64_t m, int64_t k, int64_t *co
  * x, and a message v on x in q fits in k: v goes to k, m to q.  At most
  * SWAP_LOOK candidates from a random phase on; 1 if done. */
 #define SWAP_LOOK 64
-static int fits(const cap_search *c, int64_t v, int64_t k)
-{
-    for (int i = 0; i < c->plen[v]; i++) {
-        int x = c->path[v * c->H + i];
-        if (c->cnt[CELL(c, x, k)] >= c->cap[x]) return 0;
-    }
-    return 1;
-}
 
 static int swap(cap_search *c, int64_t m, int64_t k)
 {
@@ -237,7 +227,7 @@ static int swap(cap_search *c, int64_t m, int64_t k)
         if (nfull != 1) continue;
         for (int32_t node = c->head[CELL(c, x, q)]; node >= 0 && seen < SWAP_LOOK; node = c->next[node], seen++) {
             int64_t v = node / c->H;
-            if (!fits(c, v, k)) continue;
+            if (cost_at(c, v, k)) continue;   /* v does not fit in k */
             unplace(c, v);
             place(c, v, k);
             place(c, m, q);
@@ -255,7 +245,6 @@ static void search(cap_search *c, int64_t budget)
 {
     for (int64_t it = 0; it < budget && c->nviol > 0; it++) {
         int64_t cell = c->viol[tc_random_next(&c->rng) % (uint64_t)c->nviol];
-        int e = (int)(cell / c->Kmax);
         int64_t k = cell % c->Kmax, pick = (int64_t)(tc_random_next(&c->rng) % (uint64_t)c->cnt[cell]);
         int32_t node = c->head[cell];
         while (pick--) node = c->next[node];
@@ -275,11 +264,9 @@ static void search(cap_search *c, int64_t budget)
         }
         if (swap(c, m, k)) continue;
         int64_t cost, to;
-        if (c->K <= SAMPLE) {
-            add_costs(c, m);
-            c->delta[k] = INT64_MAX / 2;   /* stay: not a move */
-            to = cheapest(c, -1, &cost);
-        } else
+        if (c->K <= SAMPLE)
+            to = cheapest(c, m, -1, k, &cost);   /* k: staying is not a move */
+        else
             to = cheapest_sampled(c, m, k, &cost);
         if (cost < save) {
             place(c, m, to);
@@ -290,14 +277,13 @@ static void search(cap_search *c, int64_t budget)
                 if (c->cnt[cx] > c->cap[c->path[m * c->H + i]] && c->weight[cx] < INT32_MAX / 2) c->weight[cx]++;
             }
         }
-        (void)e;
     }
 }
 
 static void search_free(cap_search *c)
 {
     free(c->cap); free(c->path); free(c->plen); free(c->phase); free(c->next); free(c->prev);
-    free(c->head); free(c->cnt); free(c->weight); free(c->vpos); free(c->viol); free(c->delta);
+    free(c->head); free(c->cnt); free(c->weight); free(c->vpos); free(c->viol);
     free(c->full);
 }
 
@@ -361,8 +347,7 @@ tc_status tc_a2a_capacitated(const tc_topology *topo, const tc_plan_options *opt
                 int64_t mm = (int64_t)s * (p - 1) + ((d - s - 1 + p) % p), want = (int64_t)st * B / Lf, cost;
                 int64_t room = free_from(&c, mm, want);
                 if (room >= 0) { place(&c, mm, room); continue; }
-                add_costs(&c, mm);
-                place(&c, mm, cheapest(&c, want, &cost));
+                place(&c, mm, cheapest(&c, mm, want, -1, &cost));
             }
         tc_schedule_destroy(fy);
     }

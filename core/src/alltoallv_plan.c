@@ -101,7 +101,7 @@ static tc_status plan_pieces(const tc_topology *t, const tc_traffic *d, const bl
     tc_first_fit *occ = NULL;
     int32_t *path = tc_xmalloc(sizeof(int32_t) * (2 * (size_t)t->height + 2));
     tc_schedule_builder *b = NULL;
-    tc_status rc = tc_first_fit_create(E, NULL, steps_hint + steps_hint / 4, &occ);
+    tc_status rc = tc_first_fit_create(E, steps_hint + steps_hint / 4, &occ);
     if (rc == TC_OK && !path) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "alltoallv: out of memory");
     if (rc) goto out;
     TC_TRY(rc, out, tc_builder_create("planned", p, pieces, &b));

@@ -1,11 +1,9 @@
-/* First-fit steps for messages along tree paths: each directed link carries
- * at most its capacity of messages a step (1 unless told).  Shared by the
- * unequal-block planner (alltoallv_plan.c) and the capacitated all-to-all
- * (a2a_capacitated.c).  A link's steps are a bit a step ("full": as many
- * messages as its capacity), a count a step where the capacity is over 1,
- * and a bit a word of 64 full steps, so that a search skips busy stretches
- * 4,096 steps at a time; all links grow together.  Placing a message costs
- * O(h) words for each 64 steps searched. */
+/* First-fit steps for messages along tree paths, for the unequal-block
+ * planner (alltoallv_plan.c): each directed link carries at most one
+ * message a step.  A link's steps are a bit a step (taken) and a bit a word
+ * of 64 taken steps, so that a search skips busy stretches 4,096 steps at a
+ * time; all links grow together.  Placing a message costs O(h) words for
+ * each 64 steps searched. */
 #include "tc_internal.h"
 
 #include <stdlib.h>
@@ -15,8 +13,6 @@ struct tc_first_fit {
     int links;
     int64_t words;          /* a multiple of 64 */
     uint64_t **bits, **full;
-    uint16_t **count;       /* links of capacity > 1 only; NULL elsewhere */
-    int *cap;
     int64_t *first_free;    /* every step before it is full, a link */
 };
 
@@ -26,9 +22,8 @@ void tc_first_fit_destroy(tc_first_fit *o)
     for (int e = 0; e < o->links; e++) {
         if (o->bits) free(o->bits[e]);
         if (o->full) free(o->full[e]);
-        if (o->count) free(o->count[e]);
     }
-    free(o->bits); free(o->full); free(o->count); free(o->cap); free(o->first_free);
+    free(o->bits); free(o->full); free(o->first_free);
     free(o);
 }
 
@@ -41,18 +36,15 @@ static tc_status grow(tc_first_fit *o, int64_t words)
         if (w) o->bits[e] = w;
         uint64_t *f = w ? realloc(o->full[e], sizeof(uint64_t) * (size_t)(n / 64)) : NULL;
         if (f) o->full[e] = f;
-        uint16_t *c = NULL;
-        if (f && o->cap[e] > 1 && (c = realloc(o->count[e], sizeof(uint16_t) * (size_t)n * 64)) != NULL) o->count[e] = c;
-        if (!f || (o->cap[e] > 1 && !c)) TC_FAIL(TC_ERR_NOMEM, "planning: out of memory for the links' steps");
+        if (!f) TC_FAIL(TC_ERR_NOMEM, "planning: out of memory for the links' steps");
         memset(w + o->words, 0, sizeof(uint64_t) * (size_t)(n - o->words));
         memset(f + o->words / 64, 0, sizeof(uint64_t) * (size_t)((n - o->words) / 64));
-        if (c) memset(c + o->words * 64, 0, sizeof(uint16_t) * (size_t)(n - o->words) * 64);
     }
     o->words = n;
     return TC_OK;
 }
 
-tc_status tc_first_fit_create(int links, const int *capacity, int64_t steps_hint, tc_first_fit **out)
+tc_status tc_first_fit_create(int links, int64_t steps_hint, tc_first_fit **out)
 {
     tc_first_fit *o = tc_xcalloc(1, sizeof *o);
     *out = NULL;
@@ -60,19 +52,10 @@ tc_status tc_first_fit_create(int links, const int *capacity, int64_t steps_hint
     o->links = links;
     o->bits = tc_xcalloc((size_t)links + 1, sizeof *o->bits);
     o->full = tc_xcalloc((size_t)links + 1, sizeof *o->full);
-    o->count = tc_xcalloc((size_t)links + 1, sizeof *o->count);
-    o->cap = tc_xcalloc((size_t)links + 1, sizeof *o->cap);
     o->first_free = tc_xcalloc((size_t)links + 1, sizeof *o->first_free);
-    if (!o->bits || !o->full || !o->count || !o->cap || !o->first_free) {
+    if (!o->bits || !o->full || !o->first_free) {
         tc_first_fit_destroy(o);
         TC_FAIL(TC_ERR_NOMEM, "planning: out of memory");
-    }
-    for (int e = 0; e < links; e++) {
-        o->cap[e] = capacity ? capacity[e] : 1;
-        if (o->cap[e] < 1 || o->cap[e] > TC_MAX_CAPACITY) {
-            tc_first_fit_destroy(o);
-            TC_FAIL(TC_ERR_ARG, "planning: capacity %d of a link (1 to %d)", capacity[e], TC_MAX_CAPACITY);
-        }
     }
     tc_status rc = grow(o, steps_hint / 64 + 2);
     if (rc) {
@@ -85,7 +68,6 @@ tc_status tc_first_fit_create(int links, const int *capacity, int64_t steps_hint
 
 static void take(tc_first_fit *o, int e, int64_t t)
 {
-    if (o->cap[e] > 1 && ++o->count[e][t] < o->cap[e]) return;
     uint64_t *w = o->bits[e];
     if ((w[t / 64] |= 1ULL << (t % 64)) == ~0ULL) o->full[e][t / 4096] |= 1ULL << (t / 64 % 64);
     while (o->first_free[e] / 64 < o->words && (w[o->first_free[e] / 64] >> (o->first_free[e] % 64)) & 1)

@@ -215,11 +215,11 @@ tc_status tc_schedule_op_paths(const tc_schedule *s, const tc_topology *topo, in
 int32_t *tc_topology_hop_table(const tc_topology *topo);
 
 /* First-fit steps for messages along paths (first_fit.c): links are
- * directed link indices 0 .. links-1 (2 l up, 2 l + 1 down); capacity[e]
- * messages a step on link e (NULL: 1 everywhere).  place puts a message on
- * the earliest step >= from in which every link of its path has room. */
+ * directed link indices 0 .. links-1 (2 l up, 2 l + 1 down), one message a
+ * step each.  place puts a message on the earliest step >= from in which no
+ * link of its path is taken. */
 typedef struct tc_first_fit tc_first_fit;
-tc_status tc_first_fit_create(int links, const int *capacity, int64_t steps_hint, tc_first_fit **ff);
+tc_status tc_first_fit_create(int links, int64_t steps_hint, tc_first_fit **ff);
 void tc_first_fit_destroy(tc_first_fit *ff);
 tc_status tc_first_fit_place(tc_first_fit *ff, const int32_t *path, int n, int64_t from, int64_t *step);
 

@@ -44,7 +44,7 @@ typedef struct ib_node {
     char name[TC_MAX_NAME_LEN + 1];
     bool sw;
     int line;
-    int tier, group;        /* switches: tier (1 = leaf), merged group; -1 none yet */
+    int tier;               /* switches: tier (1 = leaf); -1 none yet */
 } ib_node;
 
 typedef struct ib_cable { int a, pa, b, pb; double rate; int line; } ib_cable;
@@ -269,7 +269,7 @@ static tc_status parse_lines(ibctx *c, char *text)
                 snprintf(x->id, sizeof x->id, "%s", id);
                 x->sw = sw;
                 x->line = line;
-                x->tier = x->group = -1;
+                x->tier = -1;
                 const char *d = strchr(comment, '"'), *de = d ? strchr(d + 1, '"') : NULL;
                 char desc[256] = "";
                 if (d && de) snprintf(desc, sizeof desc, "%.*s", (int)(de - d - 1), d + 1);
