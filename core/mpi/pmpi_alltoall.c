@@ -347,7 +347,7 @@ static tcx_state *state_for(comm_plan *cp, MPI_Comm comm, int algorithm, long lo
     if ((tc_algorithm_properties(algorithm) & TC_PROP_CAPACITATED) && !pmpi_cfg.pace_lead_given &&
         tc_topology_capacitated_load(tree, pmpi_cfg.bandwidth > 0 ? pmpi_cfg.bandwidth : TC_DEFAULT_BANDWIDTH, NULL, NULL) <
             tc_topology_alltoall_load(tree))
-        e->state.pace.lead = PMPI_CAPACITATED_PACE_LEAD;
+        e->state.pace.lead = TC_DEFAULT_CAPACITATED_PACE_LEAD;   /* unless TOPOCOLL_PACE_LEAD says */
     if (pmpi_cfg.trace) {
         if (!tracebuf.mem) tracebuf.mem = open_memstream(&tracebuf.text, &tracebuf.len);
         e->state.trace = trace_event;

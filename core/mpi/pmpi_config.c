@@ -55,7 +55,7 @@ static const struct var {
     {"TOPOCOLL_PLAN", 0, WORD, AT(plan), PMPI_PLAN_AUTO, 0, 0, NULL, plan_words},
     {"TOPOCOLL_PACE", 0, WORD, AT(pace), DEFAULT_PACE, 0, 0, NULL, pace_words},
     {"TOPOCOLL_BANDWIDTH", 0, RATE, AT(bandwidth), 0, 0, 0, "100Mbit or 1Gbit (a bare number is Mbit/s)", NULL},
-    {"TOPOCOLL_PACE_LEAD", 0, TIME, AT(pace_lead), 0.0005, 0, 0, "2ms", NULL},
+    {"TOPOCOLL_PACE_LEAD", 0, TIME, AT(pace_lead), TC_DEFAULT_PACE_LEAD, 0, 0, "2ms", NULL},
     {"TOPOCOLL_PIECE_SIZE", 0, SIZE, AT(piece_size), 64000, 1, 0, "64000 or 32K", NULL},
     {"TOPOCOLL_NAP", 0, TIME, AT(nap), DEFAULT_NAP, 0, 0, "200us, or 0 to spin", NULL},
     {"TOPOCOLL_TRACE", 0, TEXT, AT(trace), 0, 0, 0, NULL, NULL},

@@ -99,12 +99,6 @@ void pmpi_delete_cached(int keyval);
  * narrowest link, TOPOCOLL_BANDWIDTH where the topology gives none, times
  * TCP's goodput); NULL when no rate is known.  Malloc'd. */
 double *pmpi_pace_rates(const tc_topology *t, int size, int me);
-/* The pace lead of a capacitated plan where links carry several messages
- * at once, unless TOPOCOLL_PACE_LEAD says otherwise: on the emulated 3 x 4
- * leaf-spine cluster (uplinks 2 messages, 128 KB) 500 us reached 72-76 % of
- * the bound, 1-2 ms 76-88 %, 3 ms 86-91 %, 4-6 ms 76-90 %
- * (docs/results/2026-11-23-capacitated.md). */
-#define PMPI_CAPACITATED_PACE_LEAD 0.003
 void pmpi_nap(double seconds);
 /* The executor's run options from the configuration: pacing at rate_to
  * (NULL: off), its lead and pieces, napping (tcx_state in tc_exec.h). */

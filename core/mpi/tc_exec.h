@@ -99,6 +99,8 @@ typedef void (*tcx_trace_fn)(void *ctx, int event, long long op, double when);
  * step's end; a step's syncs leave, and its next step starts, at that end
  * less `lead` (never before the sends complete), the lead covering the
  * sync's own way to the next sender (docs/pacing.md). */
+#define TCX_IDLE_NAP 0.001            /* seconds: the longest nap of a paced rank's idle wait */
+
 typedef struct tcx_pacing {
     const double *rate_to;          /* per peer: path bandwidth usable by data, bit/s (0: unknown, no pacing) */
     double lead;                    /* seconds */

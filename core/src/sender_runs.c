@@ -38,9 +38,8 @@
  * Left as they are: schedules with syncs already, forwarding or segmented
  * schedules, schedules using a link twice in a phase (not contention-free:
  * the interchange argument needs it), and schedules beyond OCC_WORK or
- * MAX_RANKS.  Moves: MOVES_PER_OP a message, at most MAX_MOVES and
- * MOVE_WORK / messages (3-9 machines: 4-140 ms; 3 x 4 machines:
- * 0.2 s).  Not stopped early when the best stops improving: that ends some
+ * MAX_RANKS.  Moves: tc_runs_moves (3-9 machines: 4-140 ms; 3 x 4
+ * machines: 0.2 s).  Not stopped early when the best stops improving: that ends some
  * searches while the threshold is still high (docs/pacing.md). */
 #include "tc_internal.h"
 
@@ -48,10 +47,6 @@
 #include <string.h>
 
 #define OCC_WORK 4000000LL       /* directed links x phases: the occupancy table */
-#define MOVE_WORK 40000000LL     /* moves x messages */
-#define MAX_MOVES 400000LL       /* interchanges tried at most, */
-#define MOVES_PER_OP 3000LL      /* and at most this many a message */
-#define THRESHOLD0 3             /* the first moves may cost this much more */
 #define MAX_RANKS 2048           /* the p x p hop table */
 
 typedef struct runs {
@@ -170,13 +165,11 @@ tc_status tc_schedule_group_senders(tc_schedule *s, const tc_topology *topo)
         for (int k = 1; k < n; k++) cost += pair_cost(&r, e, k);
     if (cost == 0 || ops == 0) goto out;
 
-    int64_t best_cost = cost, moves = MOVE_WORK / ops;
-    if (moves > MOVES_PER_OP * ops) moves = MOVES_PER_OP * ops;
-    if (moves > MAX_MOVES) moves = MAX_MOVES;
+    int64_t best_cost = cost, moves = tc_runs_moves(ops);
     memcpy(best, r.phase, sizeof(int32_t) * (size_t)ops);
-    uint64_t seed = 0x9e3779b97f4a7c15ULL;
+    uint64_t seed = TC_RUNS_SEED;
     for (int64_t it = 0; it < moves && best_cost > 0; it++) {
-        const int64_t threshold = THRESHOLD0 * (moves - it) / moves;
+        const int64_t threshold = tc_runs_threshold(it, moves);
         const int32_t x = (int32_t)(tc_random_next(&seed) % (uint64_t)ops);
         const int a = r.phase[x];
         int b = (int)(tc_random_next(&seed) % (uint64_t)(n - 1));

@@ -35,7 +35,8 @@ tc_status tc_schedule_add_syncs(tc_schedule *s, const tc_topology *topo, int dep
     snapshot **snap = NULL, **last_snap = NULL, **all_snaps = NULL;
     int64_t nsnaps = 0;
     tc_sync *kept = NULL;
-    int64_t nkept = 0, npairs2 = 0, ncand = 0;
+    int64_t nkept = 0, npairs2 = 0, ncand = 0, *lane_before = NULL;
+    tc_lanes lanes = {0};
     memset(stats, 0, sizeof *stats);
 
     if (depth < 1) TC_FAIL(TC_ERR_ARG, "syncs: depth %d; at least 1 (one message a link at a time)", depth);
@@ -89,17 +90,31 @@ tc_status tc_schedule_add_syncs(tc_schedule *s, const tc_topology *topo, int dep
     free(pairs2);
     pairs2 = NULL;
 
-    /* 3. candidates: users of an edge `depth` apart (depth x its capacity
-     * where the plan keeps links to capacities), with different senders,
-     * bucketed by the later operation; distinct within a bucket */
+    /* 3. candidates: each user's lane predecessor `depth` back (lanes.c:
+     * a link of capacity c is c lanes where the plan keeps links to their
+     * capacities, else one, its users in step order), from another sender
+     * and step, bucketed by the later operation; distinct within a bucket */
+    int64_t max_users = 1;
+    for (int e = 0; e < E; e++)
+        if (edge_begin[e + 1] - edge_begin[e] > max_users) max_users = edge_begin[e + 1] - edge_begin[e];
+    lane_before = tc_xmalloc(sizeof(int64_t) * (size_t)(total_len ? total_len : 1));
+    if (!lane_before) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "syncs: out of memory");
+    TC_TRY(rc, out, tc_lanes_init(&lanes, p, max_users));
+    for (int e = 0; e < E; e++)
+        if (!tc_topology_link_is_local(topo, e / 2))   /* no network to keep apart */
+            tc_lanes_assign(&lanes, s, edge_ops + edge_begin[e], edge_begin[e + 1] - edge_begin[e], step_of, cap[e],
+                            lane_before + edge_begin[e]);
     cand_begin = tc_xcalloc((size_t)n + 2, sizeof(int64_t));
     if (!cand_begin) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "syncs: out of memory");
     for (int pass = 0; pass < 2; pass++) {
         for (int e = 0; e < E; e++) {
-            if (tc_topology_link_is_local(topo, e / 2)) continue;   /* no network to keep apart */
-            const int64_t gap = (int64_t)depth * cap[e];
-            for (int64_t k = edge_begin[e] + gap; k < edge_begin[e + 1]; k++) {
-                int64_t x = edge_ops[k - gap], y = edge_ops[k];
+            if (tc_topology_link_is_local(topo, e / 2)) continue;
+            const int64_t *users = edge_ops + edge_begin[e], *before = lane_before + edge_begin[e];
+            for (int64_t k = 0; k < edge_begin[e + 1] - edge_begin[e]; k++) {
+                int64_t w = k;
+                for (int d = 0; d < depth && w >= 0; d++) w = before[w];
+                if (w < 0) continue;
+                int64_t x = users[w], y = users[k];
                 if (s->ops[x].src == s->ops[y].src || step_of[x] == step_of[y]) continue;
                 if (pass == 0) cand_begin[y + 2]++;
                 else cand[cand_begin[y + 1]++] = x;
@@ -114,6 +129,9 @@ tc_status tc_schedule_add_syncs(tc_schedule *s, const tc_topology *topo, int dep
     }
     free(edge_ops);
     edge_ops = NULL;
+    free(lane_before);
+    lane_before = NULL;
+    tc_lanes_free(&lanes);
     out_count = tc_xcalloc((size_t)(n ? n : 1), sizeof(int32_t));
     if (!out_count) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "syncs: out of memory");
     for (int64_t y = 0; y < n; y++) {
@@ -198,7 +216,8 @@ tc_status tc_schedule_add_syncs(tc_schedule *s, const tc_topology *topo, int dep
 out:
     for (int64_t i = 0; i < nsnaps; i++) free(all_snaps[i]);
     free(all_snaps);
-    free(edge_begin); free(edge_ops); free(pairs2); free(cand); free(cand_begin);
+    free(edge_begin); free(edge_ops); free(pairs2); free(cand); free(cand_begin); free(lane_before);
+    tc_lanes_free(&lanes);
     free(step_of); free(path); free(clock); free(cap);
     for (int r = 0; saved && r < p; r++) free(saved[r]);
     free(saved); free(at_step); free(out_count); free(snap); free(last_snap); free(kept);

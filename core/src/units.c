@@ -183,6 +183,7 @@ double tc_default(const char *name)
     static const named_value defaults[] = {
         {"fanout", TC_DEFAULT_FANOUT}, {"bandwidth", TC_DEFAULT_BANDWIDTH}, {"latency", TC_DEFAULT_LATENCY},
         {"segment_size", TC_DEFAULT_SEGMENT_SIZE}, {"plan_whole_max_ranks", TC_PLAN_WHOLE_MAX_RANKS},
+        {"pace_lead", TC_DEFAULT_PACE_LEAD}, {"capacitated_pace_lead", TC_DEFAULT_CAPACITATED_PACE_LEAD},
     };
     return lookup(defaults, sizeof defaults / sizeof defaults[0], name);
 }

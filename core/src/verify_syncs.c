@@ -11,8 +11,9 @@
  *    every sync into any of its sends;
  *  - send y starts after its previous group and the groups of the syncs into
  *    y itself (not those into other sends of its step).
- * Two messages x then y on one directed link (y `depth` users after x, in
- * different steps) are ordered when y's start follows x's group.  The syncs
+ * Two messages x then y on one directed link (y `depth` users after x in
+ * x's lane, lanes.c; a link of capacity 1 is one lane, its users in step
+ * order; in different steps) are ordered when y's start follows x's group.  The syncs
  * cannot deadlock when the groups with those edges have no cycle.
  * Cost: O(ops * height) to list the link users; each pair is answered by a
  * search back from y over groups no earlier than x's step (edges go forward
@@ -202,6 +203,9 @@ tc_status tc_schedule_verify_syncs(const tc_schedule *s, const tc_topology *topo
     int32_t *paths = NULL;
     user *users = NULL;
     int *cap = NULL;
+    int64_t *uops = NULL, *before = NULL;
+    int32_t *step_of = NULL;
+    tc_lanes lanes = {0};
     tc_status rc = TC_OK;
     TC_TRY(rc, done, build_graph(s, &g));
     int64_t stuck;
@@ -222,20 +226,38 @@ tc_status tc_schedule_verify_syncs(const tc_schedule *s, const tc_topology *topo
             users[k] = (user){paths[k], i, g.g_step[g.group_of[i]]};
     qsort(users, (size_t)nu, sizeof *users, cmp_user);
     cap = tc_schedule_edge_capacities(s, topo);
-    if (!cap) TC_FAIL_GOTO(rc, done, TC_ERR_NOMEM, "verify syncs: out of memory");
-    for (int64_t a = 0; a < nu; a++) {
-        int64_t gap = (int64_t)depth * cap[users[a].edge];   /* a link carries its capacity at once */
-        if (a + gap >= nu) continue;
-        const user *x = &users[a], *y = &users[a + gap];
-        if (x->edge != y->edge || x->step == y->step) continue;   /* within a step: the contention check's */
-        if (tc_topology_link_is_local(topo, (int)(x->edge / 2))) continue;   /* shared memory, as sync.c */
-        rep->checked_pairs++;
-        if (follows(&g, y->op, g.group_of[x->op])) continue;
-        rep->ordered = 0;
-        rep->unordered_pairs++;
-        const tc_op *ox = &s->ops[x->op], *oy = &s->ops[y->op];
-        PROBLEM(rep, "messages %s->%s (step %d) and %s->%s (step %d) share a link and nothing orders them",
-                MNAME(ox->src), MNAME(ox->dst), x->step, MNAME(oy->src), MNAME(oy->dst), y->step);
+    uops = tc_xmalloc(sizeof(int64_t) * (size_t)(nu ? nu : 1));
+    before = tc_xmalloc(sizeof(int64_t) * (size_t)(nu ? nu : 1));
+    step_of = tc_xmalloc(sizeof(int32_t) * (size_t)(s->num_ops ? s->num_ops : 1));
+    if (!cap || !uops || !before || !step_of) TC_FAIL_GOTO(rc, done, TC_ERR_NOMEM, "verify syncs: out of memory");
+    int64_t max_users = 1;
+    for (int64_t a = 0, b; a < nu; a = b) {
+        for (b = a; b < nu && users[b].edge == users[a].edge; b++) uops[b] = users[b].op;
+        if (b - a > max_users) max_users = b - a;
+    }
+    for (int64_t i = 0; i < s->num_ops; i++) step_of[i] = g.g_step[g.group_of[i]];
+    TC_TRY(rc, done, tc_lanes_init(&lanes, s->num_ranks, max_users));
+    /* a link carrying c at once: its users dealt to c lanes (lanes.c), and
+     * each lane's users `depth` apart must be ordered; any dealing that
+     * passes keeps at most depth x c messages on the link at a time */
+    for (int64_t a = 0, b; a < nu; a = b) {
+        for (b = a; b < nu && users[b].edge == users[a].edge; b++) {}
+        if (tc_topology_link_is_local(topo, (int)(users[a].edge / 2))) continue;   /* shared memory, as sync.c */
+        tc_lanes_assign(&lanes, s, uops + a, b - a, step_of, cap[users[a].edge], before + a);
+        for (int64_t k = a; k < b; k++) {
+            int64_t w = k - a;
+            for (int d = 0; d < depth && w >= 0; d++) w = before[a + w];
+            if (w < 0) continue;
+            const user *x = &users[a + w], *y = &users[k];
+            if (x->step == y->step) continue;   /* within a step: the contention check's */
+            rep->checked_pairs++;
+            if (follows(&g, y->op, g.group_of[x->op])) continue;
+            rep->ordered = 0;
+            rep->unordered_pairs++;
+            const tc_op *ox = &s->ops[x->op], *oy = &s->ops[y->op];
+            PROBLEM(rep, "messages %s->%s (step %d) and %s->%s (step %d) share a link and nothing orders them",
+                    MNAME(ox->src), MNAME(ox->dst), x->step, MNAME(oy->src), MNAME(oy->dst), y->step);
+        }
     }
 done:
     graph_free(&g);
@@ -243,5 +265,7 @@ done:
     free(paths);
     free(users);
     free(cap);
+    free(uops); free(before); free(step_of);
+    tc_lanes_free(&lanes);
     return rc;
 }

@@ -443,8 +443,17 @@ const char *tc_phase_order_name(int order);   /* NULL past the last */
  * for sync-shuffle on the emulated 8-machine switch at 64-256 KB blocks
  * (docs/results/2026-11-22-algorithms.md). */
 #define TC_DEFAULT_SEGMENT_SIZE 16384
+/* The executor's pace lead (TOPOCOLL_PACE_LEAD): how much earlier than its
+ * link clock frees the link a paced step's syncs leave; and the lead of a
+ * capacitated plan where links carry several messages at once: on the
+ * emulated 3 x 4 leaf-spine cluster (uplinks 2 messages, 128 KB) 500 us
+ * reached 72-76 % of the bound, 1-2 ms 76-88 %, 3 ms 86-91 %, 4-6 ms
+ * 76-90 % (docs/results/2026-11-23-capacitated.md). */
+#define TC_DEFAULT_PACE_LEAD 0.0005
+#define TC_DEFAULT_CAPACITATED_PACE_LEAD 0.003
 /* "fanout", "bandwidth", "latency", "segment_size", "plan_whole_max_ranks"
- * (TC_PLAN_WHOLE_MAX_RANKS); -1 for an unknown name. */
+ * (TC_PLAN_WHOLE_MAX_RANKS), "pace_lead", "capacitated_pace_lead"; -1 for an
+ * unknown name. */
 double tc_default(const char *name);
 unsigned tc_algorithm_params(int index);
 int tc_algorithm_count(void);

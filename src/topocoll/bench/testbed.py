@@ -8,10 +8,14 @@ import os
 import subprocess
 from pathlib import Path
 
-from .._core import Topology, TopocollError, library_path, phase_orders
+from .._core import Topology, TopocollError, default, format_time, library_path, phase_orders
 from ..testbed import mpi, net
 from . import native_tuning
 from .harness import Sample, auto_env, collect, collective_env
+
+# the library's pace lead when TOPOCOLL_PACE_LEAD is not given (the core's defaults)
+DEFAULT_LEAD = (f"{format_time(default('pace_lead'))} (capacitated "
+                f"{format_time(default('capacitated_pace_lead'))})")
 
 
 def program(collective: str = "alltoall") -> Path:
@@ -66,7 +70,7 @@ class TestbedBackend:
                 "host_queue": self.record["host_queue"],
                 "mca": " ".join(f"{k}={v}" for k, v in sorted(self.mca.items())) or "Open MPI defaults",
                 "sync_depth": self.sync_depth or "default",
-                "pace": self.env.get("TOPOCOLL_PACE", "auto"), "pace_lead": self.env.get("TOPOCOLL_PACE_LEAD", "500us"),
+                "pace": self.env.get("TOPOCOLL_PACE", "auto"), "pace_lead": self.env.get("TOPOCOLL_PACE_LEAD", DEFAULT_LEAD),
                 "nap": self.env.get("TOPOCOLL_NAP", mpi.TESTBED_NAP),
                 "phase_order": self.env.get("TOPOCOLL_PHASE_ORDER", phase_orders()[0]),
                 **self.env,
