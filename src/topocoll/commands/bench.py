@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
-from .._core import (PARAM_CLUSTERS, PARAM_FANOUT, PARAM_SEGMENTS, Topology, TopocollError, algorithms, default, parameters,
-                     parse_size, parse_time, phase_orders, tree_algorithms)
+from .._core import (PARAM_CLUSTERS, PARAM_FANOUT, PARAM_SEGMENTS, Topology, TopocollError, algorithms, default, format_time,
+                     parameters, parse_size, parse_time, phase_orders, tree_algorithms)
 from ..bench import harness
 from .testbed import add_network_arguments
 from ..common import DEFAULT_BANDWIDTH, DEFAULT_LATENCY, add_topology_argument, load_topology, rate
@@ -34,7 +34,9 @@ def pmpi_options() -> list:
                                             "crossed it, in pieces under the eager limit (default auto: where link "
                                             "rates are known)")),
         ("--pace-lead", "TOPOCOLL_PACE_LEAD",
-         dict(metavar="TIME", help="testbed: how much earlier than that the sync leaves (default 500us)")),
+         dict(metavar="TIME", help="testbed: how much earlier than that the sync leaves (default "
+                                   f"{format_time(default('pace_lead'))}; capacitated plans whose links carry several "
+                                   f"messages at once {format_time(default('capacitated_pace_lead'))})")),
         ("--nap", "TOPOCOLL_NAP",
          dict(metavar="TIME", help="a waiting rank sleeps up to TIME between tests instead of spinning in the MPI "
                                    "(default: 200us on the testbed, else 0: spin)")),
@@ -110,17 +112,19 @@ def add_run_options(p) -> None:
                    help="which MPI's decision logic SMPI's own MPI_Alltoall (native) follows (default ompi)")
     p.add_argument("--sync-depth", type=int, metavar="D",
                    help="messages a link may carry at once in contention-free schedules (TOPOCOLL_SYNC_DEPTH)")
-    add_network_arguments(p, "testbed: ")
+    add_network_arguments(p, "testbed and packet: ")
     p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE",
                    help="testbed: extra Open MPI MCA parameter, e.g. btl_tcp_eager_limit=1048576")
 
 
 def add_backend_arguments(p) -> None:
     """--backend and the launcher after '--' (bench, tune, model pingpong)."""
-    p.add_argument("--backend", default="simgrid", choices=["simgrid", "testbed", "mpirun"],
-                   help="where to run: simgrid (SMPI simulation; default), testbed (the emulated switched cluster, "
-                        "real TCP and Open MPI; needs root) or mpirun (a real cluster through your own launcher, "
-                        "given after '--': -- mpirun -np 16 --hostfile hosts, or -- srun -N 16)")
+    p.add_argument("--backend", default="simgrid", choices=["simgrid", "packet", "testbed", "mpirun"],
+                   help="where to run: simgrid (SMPI simulation, bandwidth shared as flows; default), packet (the "
+                        "same SMPI programs over ns-3: TCP packets, switch-port queues, drops; --buffer, "
+                        "--rto-min), testbed (the emulated switched cluster, real TCP and Open MPI; needs root) or "
+                        "mpirun (a real cluster through your own launcher, given after '--': -- mpirun -np 16 "
+                        "--hostfile hosts, or -- srun -N 16)")
     p.set_defaults(launcher=[])      # cli.py hands over what follows '--' 
 
 
@@ -130,11 +134,15 @@ def make_backend(args, machines, counts, env: dict | None = None, collective: st
     if args.launcher and args.backend != "mpirun":
         raise TopocollError("invalid argument", f"unexpected arguments {' '.join(args.launcher)!r} (a launcher "
                                                 "goes with --backend mpirun)")
-    if args.backend == "simgrid":
+    if args.backend in ("simgrid", "packet"):
+        from ..bench.packet import PacketBackend
         from ..bench.simgrid import SimGridBackend
-        return SimGridBackend(args.topology, machines, rate(args.bandwidth), parse_time(args.latency),
-                              model=args.model, selector=args.smpi_selector, sync_depth=args.sync_depth,
-                              counts=counts, env=env, collective=collective)
+        extra = dict(buffer=getattr(args, "buffer", 100), rto_min=getattr(args, "rto_min", None)) \
+            if args.backend == "packet" else {}
+        return (PacketBackend if args.backend == "packet" else SimGridBackend)(
+            args.topology, machines, rate(args.bandwidth), parse_time(args.latency), model=args.model,
+            selector=args.smpi_selector, sync_depth=args.sync_depth, counts=counts, env=env, collective=collective,
+            **extra)
     if args.backend == "mpirun":
         from ..bench.mpirun import MpirunBackend
         return MpirunBackend(args.topology, machines, args.launcher, rate(args.bandwidth), counts=counts, env=env,
