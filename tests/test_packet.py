@@ -62,3 +62,21 @@ def test_attributes_and_refusals(tmp_path):
         proc = subprocess.run([sys.executable, "-m", "topocoll.cli", "bench", "chain:2,2", "--backend", "packet",
                                "--sizes", "1K", "--algorithms", "linear", *args], capture_output=True, text=True)
         assert proc.returncode == 2 and word in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_paced_calls_do_not_drift(tmp_path):
+    """The executor paces over packets (as on a real cluster) by sleeping in
+    simulated time: the same call takes the same time every time (a loop of
+    MPI_Iprobe paid SMPI's growing back-off, and each call took longer than
+    the one before), and the phases stay near the links' pace."""
+    out = tmp_path / "p.csv"
+    proc = subprocess.run([sys.executable, "-m", "topocoll.cli", "bench", "3", "--backend", "packet", "--sizes", "128K",
+                           "--algorithms", "faraj-yuan", "--repetitions", "4", "--csv", str(out), "--quiet"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = list(csv.DictReader(out.open()))
+    times = [float(r["seconds"]) for r in rows]
+    assert "TOPOCOLL_PACE=on" in rows[0]["settings"]
+    assert max(times) <= 1.01 * min(times), times
+    # two phases of 128 KB at 100 Mbit/s: 21 ms at the raw rate
+    assert 0.021 < times[0] < 0.021 / 0.85, times

@@ -17,7 +17,9 @@ ns-3 takes its settings from ``NS_ATTRIBUTE_DEFAULT``:
 - TCP is ns-3 3.37's default, Cubic, as the testbed's routes.
 
 SimGrid itself fixes segments at 1000 bytes, an acknowledgement a segment
-and no timestamps, and opens a new connection for each message.
+and no timestamps, and opens a new connection for each message.  The PMPI
+library paces (``TOPOCOLL_PACE=on``, as on a real cluster; ``--pace off``
+for SMPI's default).
 """
 
 from __future__ import annotations
@@ -50,6 +52,10 @@ class PacketBackend(SimGridBackend):
         self.buffer, self.rto_min = buffer, rto
         self.cfg_extra = ["network/model:ns-3"]
         self.env.pop("TOPOCOLL_SEGMENT_SIZE", None)   # the flow model's shortcut: here segments are what they are
+        # the executor paces as over real TCP (SMPI's default is off: the flow
+        # model needs none), at the rate of links the topology gives none
+        self.env.setdefault("TOPOCOLL_PACE", "on")
+        self.env.setdefault("TOPOCOLL_BANDWIDTH", f"{self.bandwidth:.0f}bit")
         self.env_extra = {"NS_ATTRIBUTE_DEFAULT": ns3_attributes(buffer, rto)}
 
     def settings(self) -> dict:
