@@ -48,10 +48,12 @@ class PacketBackend(SimGridBackend):
         rto = parse_time(rto_min or DEFAULT_RTO_MIN)
         if not rto > 0:
             raise TopocollError("invalid argument", f"--rto-min {rto_min}: a positive time")
+        given = dict(kw.get("env") or {})
         super().__init__(*args, **kw)
         self.buffer, self.rto_min = buffer, rto
         self.cfg_extra = ["network/model:ns-3"]
-        self.env.pop("TOPOCOLL_SEGMENT_SIZE", None)   # the flow model's shortcut: here segments are what they are
+        if "TOPOCOLL_SEGMENT_SIZE" not in given:   # the flow model's shortcut; here segments are what they cost
+            self.env.pop("TOPOCOLL_SEGMENT_SIZE", None)
         # the executor paces as over real TCP (SMPI's default is off: the flow
         # model needs none), at the rate of links the topology gives none
         self.env.setdefault("TOPOCOLL_PACE", "on")
