@@ -88,6 +88,8 @@ typedef struct tcx_view {
 enum { TCX_EV_START = 0, TCX_EV_DONE = 1, TCX_EV_NOTIFY = 2 };
 typedef void (*tcx_trace_fn)(void *ctx, int event, long long op, double when);
 
+#define TCX_IDLE_NAP 0.001            /* seconds: the longest nap of a paced rank's idle wait */
+
 /* Pacing over TCP (tc_exec_pace.c; rate_to NULL: off).  A contention-free
  * schedule hands a link from one message to the next with a sync.  Faraj &
  * Yuan send it when the send completes, but over TCP a send completes once
@@ -99,8 +101,6 @@ typedef void (*tcx_trace_fn)(void *ctx, int event, long long op, double when);
  * step's end; a step's syncs leave, and its next step starts, at that end
  * less `lead` (never before the sends complete), the lead covering the
  * sync's own way to the next sender (docs/pacing.md). */
-#define TCX_IDLE_NAP 0.001            /* seconds: the longest nap of a paced rank's idle wait */
-
 typedef struct tcx_pacing {
     const double *rate_to;          /* per peer: path bandwidth usable by data, bit/s (0: unknown, no pacing) */
     double lead;                    /* seconds */

@@ -54,7 +54,7 @@ TCX_API double tcx_step_time(const tcx_state *st, int j, int k, const tcx_side *
  * oversubscribed cores every wake-up is CPU the others' packets need. */
 TCX_API int tcx_idle_until(const tcx_state *st, double until)
 {
-    int rc = MPI_SUCCESS, flag;
+    int rc = MPI_SUCCESS;
 #ifdef TOPOCOLL_SMPI
     /* Simulated time (bench --backend packet paces): one sleep to the
      * deadline, no probing.  SMPI charges each unanswered MPI_Iprobe more
@@ -65,8 +65,8 @@ TCX_API int tcx_idle_until(const tcx_state *st, double until)
     double now0 = TCX(Wtime)();
     if (now0 < until) smpi_usleep((useconds_t)((until - now0) * 1e6 + 0.5));
     (void)st;
-    (void)flag;
 #else
+    int flag;
     const double longest = st->nap_max > TCX_IDLE_NAP ? st->nap_max : TCX_IDLE_NAP;
     for (double now = TCX(Wtime)(); rc == MPI_SUCCESS && now < until; now = TCX(Wtime)()) {
         if (st->nap) st->nap(until - now < longest ? until - now : longest);

@@ -51,6 +51,8 @@ typedef struct lanes_run {
     int32_t *next, *prev;        /* a cell's users: path entries */
     int32_t *head, *cnt;         /* per cell (e * n + k) */
     int32_t *phase;
+    const int64_t *by_begin[2];  /* each machine's messages sent [0] and received [1] */
+    const int32_t *by[2];
 } lanes_run;
 
 #define CELL(r, e, k) ((int64_t)(e) * (r)->n + (k))
@@ -138,6 +140,61 @@ static int fits(const lanes_run *r, int32_t op, int k, int32_t gone)
     return 1;
 }
 
+#define NO_MOVE (-2)
+
+/* The move of x, in phase a: to phase *b, alone (returns -1) or swapped with
+ * the message it returns; NO_MOVE where nothing fits.  Kinds, drawn: a swap
+ * with another message of x's sender (1) or receiver (2), whose host link
+ * then stays as it was, so that such swaps fit often; or a phase drawn at
+ * random, where x goes if its path has room, else swaps with a user of its
+ * first full link there (0). */
+static int32_t draw_move(const lanes_run *r, int32_t x, uint64_t *seed, int *b)
+{
+    const int a = r->phase[x], kind = (int)(tc_random_next(seed) % 3);
+    if (kind) {
+        const int side = kind - 1, end = side ? r->s->ops[x].dst : r->s->ops[x].src;
+        const int64_t *begin = r->by_begin[side], k = begin[end + 1] - begin[end];
+        if (k < 2) return NO_MOVE;
+        const int32_t y = r->by[side][begin[end] + (int64_t)(tc_random_next(seed) % (uint64_t)k)];
+        *b = r->phase[y];
+        return y != x && *b != a && fits(r, x, *b, y) && fits(r, y, a, x) ? y : NO_MOVE;
+    }
+    *b = (int)(tc_random_next(seed) % (uint64_t)(r->n - 1));
+    if (*b >= a) (*b)++;
+    if (fits(r, x, *b, -1)) return -1;
+    for (int64_t q = r->plen[x]; q < r->plen[x + 1]; q++) {
+        const int64_t c = CELL(r, r->paths[q], *b);
+        if (r->cnt[c] < r->cap[r->paths[q]]) continue;
+        int pick = (int)(tc_random_next(seed) % (uint64_t)r->cnt[c]);
+        int32_t u = r->head[c];
+        while (pick-- > 0 && r->next[u] >= 0) u = r->next[u];
+        const int32_t y = r->node_op[u];
+        return fits(r, x, *b, y) && fits(r, y, a, x) ? y : NO_MOVE;
+    }
+    return NO_MOVE;
+}
+
+static int64_t lane_move(void *ctx, int32_t x, int64_t threshold, uint64_t *seed)
+{
+    lanes_run *r = ctx;
+    const int a = r->phase[x];
+    int b;
+    const int32_t y = draw_move(r, x, seed, &b);
+    if (y == NO_MOVE) return TC_RUNS_NONE;
+    const int64_t before = touched_cost(r, x, y, a, b);
+    take(r, x);
+    if (y >= 0) take(r, y);
+    put(r, x, b);
+    if (y >= 0) put(r, y, a);
+    const int64_t after = touched_cost(r, x, y, a, b);
+    if (after - before <= threshold) return after - before;
+    take(r, x);   /* undo */
+    if (y >= 0) take(r, y);
+    put(r, x, a);
+    if (y >= 0) put(r, y, b);
+    return TC_RUNS_NONE;
+}
+
 tc_status tc_schedule_group_lanes(tc_schedule *s, const tc_topology *topo)
 {
     const int n = s->num_steps, E = 2 * tc_topology_num_links(topo), p = s->num_ranks;
@@ -153,17 +210,9 @@ tc_status tc_schedule_group_lanes(tc_schedule *s, const tc_topology *topo)
     int32_t *paths = NULL, *best = NULL, *by_src = NULL, *by_dst = NULL;
     int64_t *by_src_begin = NULL, *by_dst_begin = NULL;
     char *net = tc_xmalloc((size_t)E + 1);
-    lanes_run r = {s, n, E, cap, net, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    lanes_run r = {s, n, E, cap, net, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, {NULL, NULL}, {NULL, NULL}};
     if (!cap || !net) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "lane runs: out of memory");
-    int max_cap = 1;
-    for (int e = 0; e < E; e++) {
-        net[e] = !tc_topology_link_is_local(topo, e / 2);
-        if (cap[e] > max_cap) max_cap = cap[e];
-    }
-    if (max_cap == 1) {   /* one message a link: the contention-free case */
-        free(cap); free(net);
-        return tc_schedule_group_senders(s, topo);
-    }
+    for (int e = 0; e < E; e++) net[e] = !tc_topology_link_is_local(topo, e / 2);
     TC_TRY(rc, out, tc_schedule_op_paths(s, topo, &plen, &paths));
     const int64_t entries = plen[ops];
     if (entries >= INT32_MAX) goto out;
@@ -211,62 +260,11 @@ tc_status tc_schedule_group_lanes(tc_schedule *s, const tc_topology *topo)
         for (int k = 1; k < n; k++) cost += cell_cost(&r, e, k);
     if (cost == 0 || ops == 0) goto out;
 
-    int64_t best_cost = cost, moves = tc_runs_moves(ops);
-    memcpy(best, r.phase, sizeof(int32_t) * (size_t)ops);
-    uint64_t seed = TC_RUNS_SEED;
-    for (int64_t it = 0; it < moves && best_cost > 0; it++) {
-        const int64_t threshold = tc_runs_threshold(it, moves);
-        const int32_t x = (int32_t)(tc_random_next(&seed) % (uint64_t)ops);
-        const int a = r.phase[x];
-        const int kind = (int)(tc_random_next(&seed) % 3);
-        int b;
-        int32_t y = -1;
-        if (kind) {
-            /* a swap with another message of x's sender (or receiver): the
-             * host's own link stays as it was, so such swaps fit often */
-            const int64_t *begin = kind == 1 ? by_src_begin : by_dst_begin;
-            const int32_t *list = kind == 1 ? by_src : by_dst;
-            const int end = kind == 1 ? s->ops[x].src : s->ops[x].dst;
-            const int64_t k = begin[end + 1] - begin[end];
-            if (k < 2) continue;
-            y = list[begin[end] + (int64_t)(tc_random_next(&seed) % (uint64_t)k)];
-            b = r.phase[y];
-            if (y == x || b == a || !fits(&r, x, b, y) || !fits(&r, y, a, x)) continue;
-        } else {
-        b = (int)(tc_random_next(&seed) % (uint64_t)(n - 1));
-        if (b >= a) b++;
-        if (!fits(&r, x, b, -1)) {
-            /* a swap with a user of x's first full link in b */
-            for (int64_t q = plen[x]; q < plen[x + 1] && y < 0; q++) {
-                int64_t c = CELL(&r, paths[q], b);
-                if (r.cnt[c] < cap[paths[q]]) continue;
-                int pick = (int)(tc_random_next(&seed) % (uint64_t)r.cnt[c]);
-                int32_t u = r.head[c];
-                while (pick-- > 0 && r.next[u] >= 0) u = r.next[u];
-                y = r.node_op[u];
-            }
-            if (y < 0 || !fits(&r, x, b, y) || !fits(&r, y, a, x)) continue;
-        }
-        }
-        const int64_t before = touched_cost(&r, x, y, a, b);
-        take(&r, x);
-        if (y >= 0) take(&r, y);
-        put(&r, x, b);
-        if (y >= 0) put(&r, y, a);
-        const int64_t after = touched_cost(&r, x, y, a, b);
-        if (after - before > threshold) {   /* undo */
-            take(&r, x);
-            if (y >= 0) take(&r, y);
-            put(&r, x, a);
-            if (y >= 0) put(&r, y, b);
-            continue;
-        }
-        cost += after - before;
-        if (cost < best_cost) {
-            best_cost = cost;
-            memcpy(best, r.phase, sizeof(int32_t) * (size_t)ops);
-        }
-    }
+    r.by_begin[0] = by_src_begin;
+    r.by_begin[1] = by_dst_begin;
+    r.by[0] = by_src;
+    r.by[1] = by_dst;
+    tc_runs_search(&r, lane_move, ops, cost, r.phase, best);
 
     /* drop phases the moves emptied */
     int32_t *renum = r.head;   /* n entries suffice; head is no longer needed */

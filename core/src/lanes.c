@@ -14,21 +14,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-tc_status tc_lanes_init(tc_lanes *l, int ranks, int64_t max_users)
+tc_status tc_lanes_init(tc_lanes *l, int ranks)
 {
     memset(l, 0, sizeof *l);
-    int64_t n = max_users > 0 ? max_users : 1;
     l->sender_lane = tc_xmalloc(sizeof(int32_t) * (size_t)(ranks > 0 ? ranks : 1));
-    l->last = tc_xmalloc(sizeof(int64_t) * (size_t)n);
-    l->next = tc_xmalloc(sizeof(int32_t) * (size_t)(n + 1));
-    l->prev = tc_xmalloc(sizeof(int32_t) * (size_t)(n + 1));
-    if (!l->sender_lane || !l->last || !l->next || !l->prev) {
-        tc_lanes_free(l);
-        TC_FAIL(TC_ERR_NOMEM, "lanes: out of memory");
-    }
+    if (!l->sender_lane) TC_FAIL(TC_ERR_NOMEM, "lanes: out of memory");
     for (int r = 0; r < ranks; r++) l->sender_lane[r] = -1;
-    l->ranks = ranks;
     return TC_OK;
+}
+
+/* Room for c lanes (and the list's sentinel). */
+static tc_status lanes_reserve(tc_lanes *l, int32_t c)
+{
+    if (c <= l->size) return TC_OK;
+    int64_t *last = realloc(l->last, sizeof(int64_t) * (size_t)c);
+    if (last) l->last = last;
+    int32_t *next = last ? realloc(l->next, sizeof(int32_t) * ((size_t)c + 1)) : NULL;
+    if (next) l->next = next;
+    int32_t *prev = next ? realloc(l->prev, sizeof(int32_t) * ((size_t)c + 1)) : NULL;
+    if (!prev) TC_FAIL(TC_ERR_NOMEM, "lanes: out of memory for %d lanes", c);
+    l->prev = prev;
+    l->size = c;
+    return TC_OK;
+}
+
+int64_t tc_lanes_back(const int64_t *before, int64_t k, int depth)
+{
+    for (int d = 0; d < depth && k >= 0; d++) k = before[k];
+    return k;
 }
 
 void tc_lanes_free(tc_lanes *l)
@@ -53,11 +66,13 @@ static void append_lane(tc_lanes *l, int32_t a, int32_t c)
     l->prev[c] = a;
 }
 
-void tc_lanes_assign(tc_lanes *l, const tc_schedule *s, const int64_t *users, int64_t m, const int32_t *step_of,
-                     int capacity, int64_t *before)
+tc_status tc_lanes_assign(tc_lanes *l, const tc_schedule *s, const int64_t *users, int64_t m, const int32_t *step_of,
+                          int capacity, int64_t *before)
 {
     /* more lanes than users would never be reached */
     const int32_t c = (int32_t)(capacity < 1 ? 1 : capacity > m ? (m > 0 ? m : 1) : capacity);
+    tc_status rc = lanes_reserve(l, c);
+    if (rc != TC_OK) return rc;
     for (int32_t a = 0; a < c; a++) {
         l->last[a] = -1;
         l->next[a] = a + 1;
@@ -100,4 +115,5 @@ void tc_lanes_assign(tc_lanes *l, const tc_schedule *s, const int64_t *users, in
     }
     /* leave no sender pointing at a lane of this link */
     for (int64_t k = 0; k < m; k++) l->sender_lane[s->ops[users[k]].src] = -1;
+    return TC_OK;
 }

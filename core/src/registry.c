@@ -98,8 +98,7 @@ tc_status tc_alltoall_plan_with_options(const char *name, const tc_topology *top
     if (rc != TC_OK || !execute || !tc_algorithm_runs_with_syncs(i)) return rc;
     tc_sync_stats stats;
     if (o.phase_order == TC_PHASE_ORDER_BALANCED) rc = tc_schedule_order_steps(*sched, topo);
-    else if (o.phase_order == TC_PHASE_ORDER_GROUPED)
-        rc = (*sched)->capacity_syncs ? tc_schedule_group_lanes(*sched, topo) : tc_schedule_group_senders(*sched, topo);
+    else if (o.phase_order == TC_PHASE_ORDER_GROUPED) rc = tc_schedule_group_senders(*sched, topo);
     if (rc == TC_OK) rc = tc_schedule_add_syncs(*sched, topo, o.sync_depth, &stats);
     if (rc != TC_OK) {
         tc_schedule_destroy(*sched);

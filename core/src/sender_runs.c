@@ -38,8 +38,8 @@
  * Left as they are: schedules with syncs already, forwarding or segmented
  * schedules, schedules using a link twice in a phase (not contention-free:
  * the interchange argument needs it), and schedules beyond OCC_WORK or
- * MAX_RANKS.  Moves: tc_runs_moves (3-9 machines: 4-140 ms; 3 x 4
- * machines: 0.2 s).  Not stopped early when the best stops improving: that ends some
+ * MAX_RANKS.  Moves: tc_runs_search's budget (3-9 machines: 4-140 ms;
+ * 3 x 4 machines: 0.2 s).  Not stopped early when the best stops improving: that ends some
  * searches while the threshold is still high (docs/pacing.md). */
 #include "tc_internal.h"
 
@@ -59,6 +59,7 @@ typedef struct runs {
     const int32_t *hops;          /* p x p links between two ranks */
     int32_t *mark;                /* per op and per link: stamps */
     int32_t stamp;
+    int32_t *comp, *links;        /* a move's component and the links it uses */
 } runs;
 
 /* Hand-off cost on link e between phases k-1 and k. */
@@ -125,10 +126,58 @@ static void swap_component(runs *r, const int32_t *comp, int64_t len, int a, int
     for (int64_t i = 0; i < len; i++) place(r, comp[i], r->phase[comp[i]] == a ? b : a);
 }
 
+/* A Kempe interchange of x's component between its phase and another. */
+static int64_t interchange(void *ctx, int32_t x, int64_t threshold, uint64_t *seed)
+{
+    runs *r = ctx;
+    const int a = r->phase[x];
+    int b = (int)(tc_random_next(seed) % (uint64_t)(r->n - 1));
+    if (b >= a) b++;
+    int64_t nlinks, before = 0, after = 0;
+    const int64_t len = component(r, x, b, r->comp, r->links, &nlinks);
+    for (int64_t l = 0; l < nlinks; l++) before += local_cost(r, r->links[l], a, b);
+    swap_component(r, r->comp, len, a, b);
+    for (int64_t l = 0; l < nlinks; l++) after += local_cost(r, r->links[l], a, b);
+    if (after - before > threshold) {
+        swap_component(r, r->comp, len, a, b);   /* undo: the same component swaps back */
+        return TC_RUNS_NONE;
+    }
+    return after - before;
+}
+
+int64_t tc_runs_search(void *ctx, tc_runs_move move, int64_t ops, int64_t cost, const int32_t *phase, int32_t *best)
+{
+    /* a budget of 3,000 moves a message, at most 400,000 and 40 million
+     * moves x messages in all */
+    int64_t best_cost = cost, moves = ops > 0 ? 40000000LL / ops : 0;
+    if (moves > 3000LL * ops) moves = 3000LL * ops;
+    if (moves > 400000LL) moves = 400000LL;
+    memcpy(best, phase, sizeof(int32_t) * (size_t)ops);
+    uint64_t seed = 0x9e3779b97f4a7c15ULL;
+    for (int64_t it = 0; it < moves && best_cost > 0; it++) {
+        const int32_t x = (int32_t)(tc_random_next(&seed) % (uint64_t)ops);
+        const int64_t change = move(ctx, x, 3 * (moves - it) / moves, &seed);
+        if (change == TC_RUNS_NONE) continue;
+        cost += change;
+        if (cost < best_cost) {
+            best_cost = cost;
+            memcpy(best, phase, sizeof(int32_t) * (size_t)ops);
+        }
+    }
+    return best_cost;
+}
+
 tc_status tc_schedule_group_senders(tc_schedule *s, const tc_topology *topo)
 {
     const int n = s->num_steps, p = s->num_ranks, E = 2 * tc_topology_num_links(topo);
     const int64_t ops = s->num_ops;
+    if (s->capacity_syncs) {   /* links carrying several messages at once: lanes (lane_runs.c) */
+        int *cap = tc_schedule_edge_capacities(s, topo), lanes = 0;
+        if (!cap) TC_FAIL(TC_ERR_NOMEM, "sender runs: out of memory");
+        for (int e = 0; e < E; e++) lanes |= cap[e] > 1;
+        free(cap);
+        if (lanes) return tc_schedule_group_lanes(s, topo);
+    }
     if (s->num_syncs) TC_FAIL(TC_ERR_ARG, "sender runs: '%s' has syncs already; group its senders first", s->algorithm);
     for (int64_t i = 0; i < ops; i++)
         if (s->ops[i].first_block >= 0 || s->ops[i].parts > 1) return TC_OK;   /* forwarding or segments */
@@ -136,15 +185,15 @@ tc_status tc_schedule_group_senders(tc_schedule *s, const tc_topology *topo)
 
     tc_status rc = TC_OK;
     int64_t *plen = NULL;
-    int32_t *paths = NULL, *hops = NULL, *best = NULL, *comp = NULL, *links = NULL;
-    runs r = {s, n, E, NULL, NULL, NULL, NULL, NULL, NULL, 0};
+    int32_t *paths = NULL, *hops = NULL, *best = NULL;
+    runs r = {s, n, E, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL};
     r.occ = tc_xmalloc(sizeof(int32_t) * (size_t)E * (size_t)n);
     r.phase = tc_xmalloc(sizeof(int32_t) * (size_t)(ops + 1));
     r.mark = tc_xcalloc((size_t)(ops + E + 1), sizeof(int32_t));
     best = tc_xmalloc(sizeof(int32_t) * (size_t)(ops + 1));
-    comp = tc_xmalloc(sizeof(int32_t) * (size_t)(ops + 1));
-    links = tc_xmalloc(sizeof(int32_t) * ((size_t)E + 1));
-    if (!r.occ || !r.phase || !r.mark || !best || !comp || !links)
+    r.comp = tc_xmalloc(sizeof(int32_t) * (size_t)(ops + 1));
+    r.links = tc_xmalloc(sizeof(int32_t) * ((size_t)E + 1));
+    if (!r.occ || !r.phase || !r.mark || !best || !r.comp || !r.links)
         TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "sender runs: out of memory");
     TC_TRY(rc, out, tc_schedule_op_paths(s, topo, &plen, &paths));
     if (!(hops = tc_topology_hop_table(topo))) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "sender runs: out of memory");
@@ -165,34 +214,10 @@ tc_status tc_schedule_group_senders(tc_schedule *s, const tc_topology *topo)
         for (int k = 1; k < n; k++) cost += pair_cost(&r, e, k);
     if (cost == 0 || ops == 0) goto out;
 
-    int64_t best_cost = cost, moves = tc_runs_moves(ops);
-    memcpy(best, r.phase, sizeof(int32_t) * (size_t)ops);
-    uint64_t seed = TC_RUNS_SEED;
-    for (int64_t it = 0; it < moves && best_cost > 0; it++) {
-        const int64_t threshold = tc_runs_threshold(it, moves);
-        const int32_t x = (int32_t)(tc_random_next(&seed) % (uint64_t)ops);
-        const int a = r.phase[x];
-        int b = (int)(tc_random_next(&seed) % (uint64_t)(n - 1));
-        if (b >= a) b++;
-        int64_t nlinks, before = 0, after = 0;
-        const int64_t len = component(&r, x, b, comp, links, &nlinks);
-        for (int64_t l = 0; l < nlinks; l++) before += local_cost(&r, links[l], a, b);
-        swap_component(&r, comp, len, a, b);
-        for (int64_t l = 0; l < nlinks; l++) after += local_cost(&r, links[l], a, b);
-        if (after - before > threshold) {
-            swap_component(&r, comp, len, a, b);   /* undo: the same component swaps back */
-            continue;
-        }
-        cost += after - before;
-        if (cost < best_cost) {
-            best_cost = cost;
-            memcpy(best, r.phase, sizeof(int32_t) * (size_t)ops);
-        }
-    }
-
+    tc_runs_search(&r, interchange, ops, cost, r.phase, best);
     rc = tc_schedule_set_steps(s, best);
 out:
-    free(plen); free(paths); free(hops); free(best); free(comp); free(links);
+    free(plen); free(paths); free(hops); free(best); free(r.comp); free(r.links);
     free(r.occ); free(r.phase); free(r.mark);
     return rc;
 }

@@ -94,16 +94,13 @@ tc_status tc_schedule_add_syncs(tc_schedule *s, const tc_topology *topo, int dep
      * a link of capacity c is c lanes where the plan keeps links to their
      * capacities, else one, its users in step order), from another sender
      * and step, bucketed by the later operation; distinct within a bucket */
-    int64_t max_users = 1;
-    for (int e = 0; e < E; e++)
-        if (edge_begin[e + 1] - edge_begin[e] > max_users) max_users = edge_begin[e + 1] - edge_begin[e];
     lane_before = tc_xmalloc(sizeof(int64_t) * (size_t)(total_len ? total_len : 1));
     if (!lane_before) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "syncs: out of memory");
-    TC_TRY(rc, out, tc_lanes_init(&lanes, p, max_users));
+    TC_TRY(rc, out, tc_lanes_init(&lanes, p));
     for (int e = 0; e < E; e++)
         if (!tc_topology_link_is_local(topo, e / 2))   /* no network to keep apart */
-            tc_lanes_assign(&lanes, s, edge_ops + edge_begin[e], edge_begin[e + 1] - edge_begin[e], step_of, cap[e],
-                            lane_before + edge_begin[e]);
+            TC_TRY(rc, out, tc_lanes_assign(&lanes, s, edge_ops + edge_begin[e], edge_begin[e + 1] - edge_begin[e],
+                                            step_of, cap[e], lane_before + edge_begin[e]));
     cand_begin = tc_xcalloc((size_t)n + 2, sizeof(int64_t));
     if (!cand_begin) TC_FAIL_GOTO(rc, out, TC_ERR_NOMEM, "syncs: out of memory");
     for (int pass = 0; pass < 2; pass++) {
@@ -111,8 +108,7 @@ tc_status tc_schedule_add_syncs(tc_schedule *s, const tc_topology *topo, int dep
             if (tc_topology_link_is_local(topo, e / 2)) continue;
             const int64_t *users = edge_ops + edge_begin[e], *before = lane_before + edge_begin[e];
             for (int64_t k = 0; k < edge_begin[e + 1] - edge_begin[e]; k++) {
-                int64_t w = k;
-                for (int d = 0; d < depth && w >= 0; d++) w = before[w];
+                const int64_t w = tc_lanes_back(before, k, depth);
                 if (w < 0) continue;
                 int64_t x = users[w], y = users[k];
                 if (s->ops[x].src == s->ops[y].src || step_of[x] == step_of[y]) continue;

@@ -199,10 +199,11 @@ int tc_edge_colour(int i, int r, int p);
  * schedules and very large ones are left as they are. */
 tc_status tc_schedule_order_steps(tc_schedule *s, const tc_topology *topo);
 
-/* Move a direct contention-free phase schedule's messages between its phases
- * (before its syncs are added) so that busy links keep their senders for
- * runs of phases (sender_runs.c); same phases count, still contention-free;
- * other schedules and very large ones are left as they are. */
+/* Move a direct phase schedule's messages between its phases (before its
+ * syncs are added) so that busy links keep their senders for runs of phases
+ * (sender_runs.c; capacitated schedules: lane_runs.c); same phases count,
+ * still contention-free or within capacity; other schedules and very large
+ * ones are left as they are. */
 tc_status tc_schedule_group_senders(tc_schedule *s, const tc_topology *topo);
 
 /* The lanes of a directed link (lanes.c): its users (op indices in step
@@ -211,36 +212,35 @@ tc_status tc_schedule_group_senders(tc_schedule *s, const tc_topology *topo);
  * before[k] is the position of the user before k in k's lane (-1: none).
  * sync.c orders each user after that one, verify_syncs.c checks it. */
 typedef struct tc_lanes {
-    int ranks;
+    int32_t size;           /* lanes allocated */
     int32_t *sender_lane;   /* per rank: the lane it used last on this link, -1 */
     int64_t *last;          /* per lane: its last user's position, -1 */
     int32_t *next, *prev;   /* lanes from the one used longest ago; sentinel = lane count */
 } tc_lanes;
-tc_status tc_lanes_init(tc_lanes *l, int ranks, int64_t max_users);
-void tc_lanes_assign(tc_lanes *l, const tc_schedule *s, const int64_t *users, int64_t m, const int32_t *step_of,
-                     int capacity, int64_t *before);
+tc_status tc_lanes_init(tc_lanes *l, int ranks);
+tc_status tc_lanes_assign(tc_lanes *l, const tc_schedule *s, const int64_t *users, int64_t m, const int32_t *step_of,
+                          int capacity, int64_t *before);
+/* The position `depth` users back in k's lane (-1: none). */
+int64_t tc_lanes_back(const int64_t *before, int64_t k, int depth);
 void tc_lanes_free(tc_lanes *l);
 
-/* Move a capacitated schedule's messages between its phases (before its
- * syncs are added) so that each lane of a link keeps its sender for runs
- * of phases (lane_runs.c); same phase count, every link still within its
- * capacity; other schedules and very large ones are left as they are. */
+/* The same for a capacitated schedule whose links carry several messages at
+ * once (lane_runs.c; tc_schedule_group_senders calls it there): each lane
+ * of a link keeps its sender for runs of phases; no more phases, every link
+ * still within its capacity. */
 tc_status tc_schedule_group_lanes(tc_schedule *s, const tc_topology *topo);
 
-/* The searches that move messages between phases so that senders keep their
- * links (sender_runs.c, lane_runs.c) share a budget: MOVES_PER_OP a message,
- * at most MAX_MOVES and MOVE_WORK / messages in all; and threshold
- * accepting: move `it` may cost up to a threshold falling linearly from 3
- * to 0.  A fixed seed: every rank plans the same schedule. */
-#define TC_RUNS_SEED 0x9e3779b97f4a7c15ULL
-static inline int64_t tc_runs_moves(int64_t ops)
-{
-    const int64_t move_work = 40000000LL, max_moves = 400000LL, moves_per_op = 3000LL;
-    int64_t moves = ops > 0 ? move_work / ops : 0;
-    if (moves > moves_per_op * ops) moves = moves_per_op * ops;
-    return moves > max_moves ? max_moves : moves;
-}
-static inline int64_t tc_runs_threshold(int64_t it, int64_t moves) { return 3 * (moves - it) / moves; }
+/* The search that moves messages between phases so that senders keep their
+ * links (sender_runs.c; its moves there and in lane_runs.c): threshold
+ * accepting from a fixed seed, so that every rank plans the same schedule.
+ * Each turn draws a message x and calls `move`, which makes a move of x and
+ * returns its change of cost if that is at most `threshold` (falling
+ * linearly from 3 to 0), else undoes it (or makes none) and returns
+ * TC_RUNS_NONE.  phase[] is the live assignment of the ops messages, best[]
+ * gets the best seen (the first when nothing beats it); returns its cost. */
+#define TC_RUNS_NONE INT64_MIN
+typedef int64_t (*tc_runs_move)(void *ctx, int32_t x, int64_t threshold, uint64_t *seed);
+int64_t tc_runs_search(void *ctx, tc_runs_move move, int64_t ops, int64_t cost, const int32_t *phase, int32_t *best);
 
 /* Move every op i to step step_of[i] (0 .. num_steps-1), keeping the ops of
  * a step in their old order. */

@@ -230,23 +230,18 @@ tc_status tc_schedule_verify_syncs(const tc_schedule *s, const tc_topology *topo
     before = tc_xmalloc(sizeof(int64_t) * (size_t)(nu ? nu : 1));
     step_of = tc_xmalloc(sizeof(int32_t) * (size_t)(s->num_ops ? s->num_ops : 1));
     if (!cap || !uops || !before || !step_of) TC_FAIL_GOTO(rc, done, TC_ERR_NOMEM, "verify syncs: out of memory");
-    int64_t max_users = 1;
-    for (int64_t a = 0, b; a < nu; a = b) {
-        for (b = a; b < nu && users[b].edge == users[a].edge; b++) uops[b] = users[b].op;
-        if (b - a > max_users) max_users = b - a;
-    }
+    for (int64_t k = 0; k < nu; k++) uops[k] = users[k].op;
     for (int64_t i = 0; i < s->num_ops; i++) step_of[i] = g.g_step[g.group_of[i]];
-    TC_TRY(rc, done, tc_lanes_init(&lanes, s->num_ranks, max_users));
+    TC_TRY(rc, done, tc_lanes_init(&lanes, s->num_ranks));
     /* a link carrying c at once: its users dealt to c lanes (lanes.c), and
      * each lane's users `depth` apart must be ordered; any dealing that
      * passes keeps at most depth x c messages on the link at a time */
     for (int64_t a = 0, b; a < nu; a = b) {
         for (b = a; b < nu && users[b].edge == users[a].edge; b++) {}
         if (tc_topology_link_is_local(topo, (int)(users[a].edge / 2))) continue;   /* shared memory, as sync.c */
-        tc_lanes_assign(&lanes, s, uops + a, b - a, step_of, cap[users[a].edge], before + a);
+        TC_TRY(rc, done, tc_lanes_assign(&lanes, s, uops + a, b - a, step_of, cap[users[a].edge], before + a));
         for (int64_t k = a; k < b; k++) {
-            int64_t w = k - a;
-            for (int d = 0; d < depth && w >= 0; d++) w = before[a + w];
+            const int64_t w = tc_lanes_back(before + a, k - a, depth);
             if (w < 0) continue;
             const user *x = &users[a + w], *y = &users[k];
             if (x->step == y->step) continue;   /* within a step: the contention check's */
