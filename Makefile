@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BUILD := build
 APT_PACKAGES := build-essential cmake ninja-build pkg-config libyaml-dev python3 python3-venv python3-dev \
-	libopenmpi-dev openmpi-bin libmpich-dev mpich python3-mpi4py libsimgrid-dev \
+	libopenmpi-dev openmpi-bin libmpich-dev mpich python3-mpi4py libsimgrid-dev libns3-dev \
 	iproute2 ethtool util-linux clang libclang-rt-14-dev llvm
 PYTHON ?= python3
 

@@ -140,7 +140,7 @@ def test_algorithms_and_config(capsys):
 
 
 def test_demo(capsys):
-    code, out, _ = run(capsys, "demo", "--sizes", "16K,128K", "--no-testbed")
+    code, out, _ = run(capsys, "demo", "--sizes", "16K,128K", "--no-testbed", "--no-packet")
     assert code == 0
     lines = {l.split()[0]: l.split() for l in out.splitlines() if l.startswith(("a-", "b-", "c-"))}
     # machines, load and phases of the paper's three topologies

@@ -214,7 +214,7 @@ def test_demo_runs_the_emulated_cluster(capsys, tmp_path):
     """As root, the demo brings up the 12-machine chain, times faraj-yuan
     against the MPI's own all-to-all, prints the table and the speed-up,
     writes the figure, and leaves nothing behind."""
-    assert main(["demo", "--no-simgrid", "--testbed-sizes", "64K", "--testbed-repetitions", "1",
+    assert main(["demo", "--no-simgrid", "--no-packet", "--testbed-sizes", "64K", "--testbed-repetitions", "1",
                  "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert re.search(r"faraj-yuan\s+[\d.]+\s+[\d.]+\s+[\d.]+%", out) and re.search(r"native\s+[\d.]+", out)

@@ -38,6 +38,11 @@ static void check_library(void)
                 version, other ? (strcmp(other, "mpich") ? "$(topocoll config --pmpi-lib --mpi openmpi)"
                                                          : "$(topocoll config --pmpi-lib --mpi mpich)")
                                : "none is built for this MPI");
+    } else {
+        /* the others give rank 0 time to say why: the launcher kills the
+         * job when the first rank exits, and under load it took rank 0
+         * before its message was out */
+        sleep(2);
     }
     _exit(1);
 #endif

@@ -19,13 +19,6 @@
 #define NATIVE "native"
 #define PLANS_PER_COMM 4
 
-/* The share of a link's rate the link clock counts as MPI data over TCP on
- * Ethernet: 1448 payload bytes a 1514-byte frame less the other way's ACKs
- * is 0.936 of a frame-counted rate, 0.915 on a wire; 0.92 measured best
- * (docs/pacing.md): a clock a little slower than the data leaves a late
- * message room instead of an overlap with the next. */
-#define TCP_GOODPUT 0.92
-
 _Static_assert(sizeof(tc_op) == sizeof(tcx_op) && sizeof(tcx_op) == TCX_OP_INTS * sizeof(int),
                "the executor reads the IR's tc_op as its tcx_op");
 
@@ -121,20 +114,16 @@ static int delete_plan(MPI_Comm comm, int keyval, void *attr, void *extra)
     return MPI_SUCCESS;
 }
 
-/* Pacing rates from rank me of a communicator to each rank: the narrowest
- * link of the path (TOPOCOLL_BANDWIDTH where the topology gives none) times
- * TCP's goodput; 0 where a link's rate is unknown.  NULL if none is known. */
+/* Pacing rates from rank me of a communicator to each rank (the core's
+ * tc_pace_rates, TOPOCOLL_BANDWIDTH where the topology gives none).  NULL if
+ * none is known. */
 double *pmpi_pace_rates(const tc_topology *t, int size, int me)
 {
-    const double unknown = 1e-30;   /* below any real rate: marks links without one */
-    double *rate = (double *)calloc((size_t)size, sizeof(double)), lat, bw;
-    int any = 0;
-    for (int r = 0; rate && r < size; r++) {
-        if (r == me) continue;
-        tc_topology_path_cost(t, me, r, pmpi_cfg.bandwidth > 0 ? pmpi_cfg.bandwidth : unknown, 0, &lat, &bw);
-        if (bw > unknown) { rate[r] = bw * TCP_GOODPUT; any = 1; }
+    double *rate = (double *)calloc((size_t)size + 1, sizeof(double));
+    if (rate && (tc_topology_num_machines(t) != size || tc_pace_rates(t, me, pmpi_cfg.bandwidth, rate) == 0)) {
+        free(rate);
+        rate = NULL;
     }
-    if (!any) { free(rate); rate = NULL; }
     return rate;
 }
 
@@ -344,10 +333,7 @@ static tcx_state *state_for(comm_plan *cp, MPI_Comm comm, int algorithm, long lo
     if (tcx_state_init(&e->state, &e->tables, comm) != MPI_SUCCESS)
         pmpi_fatal("could not set up the executor for %s%s", tc_algorithm_name(algorithm), "");
     pmpi_state_options(&e->state, tc_algorithm_runs_with_syncs(algorithm) ? cp->rate_to : NULL);
-    if ((tc_algorithm_properties(algorithm) & TC_PROP_CAPACITATED) && !pmpi_cfg.pace_lead_given &&
-        tc_topology_capacitated_load(tree, pmpi_cfg.bandwidth > 0 ? pmpi_cfg.bandwidth : TC_DEFAULT_BANDWIDTH, NULL, NULL) <
-            tc_topology_alltoall_load(tree))
-        e->state.pace.lead = TC_DEFAULT_CAPACITATED_PACE_LEAD;   /* unless TOPOCOLL_PACE_LEAD says */
+    if (!pmpi_cfg.pace_lead_given) e->state.pace.lead = tc_pace_lead(algorithm, tree, pmpi_cfg.bandwidth);
     if (pmpi_cfg.trace) {
         if (!tracebuf.mem) tracebuf.mem = open_memstream(&tracebuf.text, &tracebuf.len);
         e->state.trace = trace_event;

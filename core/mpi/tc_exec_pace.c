@@ -55,15 +55,20 @@ TCX_API double tcx_step_time(const tcx_state *st, int j, int k, const tcx_side *
 TCX_API int tcx_idle_until(const tcx_state *st, double until)
 {
     int rc = MPI_SUCCESS;
-#ifdef TOPOCOLL_SMPI
-    /* Simulated time (bench --backend packet paces): one sleep to the
+#if defined(TOPOCOLL_SMPI) && !defined(TCX_SLEEP)
+#define TCX_SLEEP(seconds) smpi_usleep((useconds_t)((seconds) * 1e6 + 0.5))
+#endif
+#ifdef TCX_SLEEP
+    /* Simulated time (SMPI with TOPOCOLL_PACE=on; the packet simulator,
+     * whose naps would each cost a context switch): one sleep to the
      * deadline, no probing.  SMPI charges each unanswered MPI_Iprobe more
      * simulated time than the last (its back-off), so a probing loop
      * overshot more and more: faraj-yuan on 3 x 4 machines at 128 KB over
-     * ns-3 took 851 ms, then 1,274 ms on the next call, where it takes 434
-     * this way; SMPI moves the messages without the process's help. */
+     * SimGrid's ns-3 model took 851 ms, then 1,274 ms on the next call,
+     * where it takes 434 this way; a simulator moves the messages without
+     * the process's help. */
     double now0 = TCX(Wtime)();
-    if (now0 < until) smpi_usleep((useconds_t)((until - now0) * 1e6 + 0.5));
+    if (now0 < until) TCX_SLEEP(until - now0);
     (void)st;
 #else
     int flag;

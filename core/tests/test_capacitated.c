@@ -73,5 +73,28 @@ int main(void)
         tc_topology_destroy(topo);
     }
     CHECK(at_bound >= trees * 99 / 100, "%d of %d trees at the bound", at_bound, trees);
+
+    /* the pacing facts the executors share: a path's narrowest link times
+     * TCP's goodput; the capacitated lead only where a link carries several */
+    tc_topology *ls = NULL, *flat = NULL;
+    const char *leaf_spine = "bandwidth: 100Mbit\nswitches:\n  - name: root\n    switches: [a, b]\n"
+                             "  - name: a\n    machines: [m0, m1]\n    uplink: {bandwidth: 200Mbit}\n"
+                             "  - name: b\n    machines: [m2, m3]\n    uplink: {bandwidth: 200Mbit}\n";
+    CHECK(tc_topology_parse(leaf_spine, strlen(leaf_spine), TC_FORMAT_YAML, "leaf-spine", &ls) == TC_OK, "%s", tc_error_message());
+    CHECK(tc_topology_synthetic("chain:2,2", &flat) == TC_OK, "%s", tc_error_message());
+    if (ls && flat) {
+        double rate[4];
+        CHECK(tc_pace_rates(ls, 0, 0, rate) == 3 && rate[0] == 0 && rate[1] == 1e8 * TC_TCP_GOODPUT &&
+                  rate[3] == 1e8 * TC_TCP_GOODPUT, "leaf-spine rates %g %g %g", rate[0], rate[1], rate[3]);
+        CHECK(tc_pace_rates(flat, 1, 0, rate) == 0, "no rates known without a bandwidth");
+        CHECK(tc_pace_rates(flat, 1, 1e9, rate) == 3 && rate[2] == 1e9 * TC_TCP_GOODPUT, "given bandwidth");
+        int cap = tc_algorithm_find("capacitated"), fy = tc_algorithm_find("faraj-yuan");
+        CHECK(tc_pace_lead(cap, ls, 0) == TC_DEFAULT_CAPACITATED_PACE_LEAD, "capacitated lead on a leaf-spine");
+        CHECK(tc_pace_lead(fy, ls, 0) == TC_DEFAULT_PACE_LEAD, "faraj-yuan's lead");
+        CHECK(tc_pace_lead(cap, flat, 0) == TC_DEFAULT_PACE_LEAD, "capacitated on equal links");
+        CHECK(tc_pace_lead(-1, flat, 0) == TC_DEFAULT_PACE_LEAD, "no algorithm");
+    }
+    tc_topology_destroy(ls);
+    tc_topology_destroy(flat);
     return CHECK_SUMMARY();
 }

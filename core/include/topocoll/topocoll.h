@@ -451,6 +451,22 @@ const char *tc_phase_order_name(int order);   /* NULL past the last */
  * 76-90 % (docs/results/2026-11-23-capacitated.md). */
 #define TC_DEFAULT_PACE_LEAD 0.0005
 #define TC_DEFAULT_CAPACITATED_PACE_LEAD 0.003
+/* The share of a link's rate the executor's link clock counts as MPI data
+ * over TCP on Ethernet: 1448 payload bytes a 1514-byte frame less the other
+ * way's ACKs is 0.936 of a frame-counted rate, 0.915 on a wire; 0.92
+ * measured best (docs/pacing.md): a clock a little slower than the data
+ * leaves a late message room instead of an overlap with the next. */
+#define TC_TCP_GOODPUT 0.92
+/* Pacing rates from machine me to every machine of t (rate[p], bit/s; 0 for
+ * me and where a path's rate is unknown): the path's narrowest link
+ * (bandwidth where the topology gives none; 0: unknown) times
+ * TC_TCP_GOODPUT.  Returns how many are known. */
+int tc_pace_rates(const tc_topology *t, int me, double bandwidth, double *rate);
+/* The pace lead a plan of algorithm (registry index) on t runs with when the
+ * user gives none: TC_DEFAULT_CAPACITATED_PACE_LEAD for a capacitated plan
+ * on a tree where some link carries several messages at once, else
+ * TC_DEFAULT_PACE_LEAD. */
+double tc_pace_lead(int algorithm, const tc_topology *t, double bandwidth);
 /* "fanout", "bandwidth", "latency", "segment_size", "plan_whole_max_ranks"
  * (TC_PLAN_WHOLE_MAX_RANKS), "pace_lead", "capacitated_pace_lead"; -1 for an
  * unknown name. */

@@ -1,65 +1,142 @@
-"""The packet-level back-end: the SimGrid back-end's SMPI programs and
-platform, with SimGrid's ns-3 network model (``--cfg=network/model:ns-3``)
-in place of its flow model, so that TCP, switch-port queues, drops and
-retransmission timeouts are simulated packet by packet (docs/packet.md
-says why this road, and what it models and what not).
-
-ns-3 takes its settings from ``NS_ATTRIBUTE_DEFAULT``:
-
-- ``ns3::TcpSocket::SndBufSize``/``RcvBufSize`` 4 MiB, as Linux's largest
-  autotuned buffers: ns-3's 128 KiB default stops SimGrid at the first
-  message of 128 KiB or more ("total_bytes ... is not sent_bytes").
-- ``ns3::DropTailQueue<Packet>::MaxSize`` -- every device's queue, in
-  packets (``--buffer``; the machines' interfaces too: ns-3's defaults give
-  no way to tell them apart here).
-- ``ns3::TcpSocketBase::MinRto`` -- the minimum retransmission timeout
-  (``--rto-min``; default Linux's 200 ms, where ns-3 uses 1 s).
-- TCP is ns-3 3.37's default, Cubic, as the testbed's routes.
-
-SimGrid itself fixes segments at 1000 bytes, an acknowledgement a segment
-and no timestamps, and opens a new connection for each message.  The PMPI
-library paces (``TOPOCOLL_PACE=on``, as on a real cluster; ``--pace off``
-for SMPI's default).
+"""The packet-level back-end: ``topocoll-packet`` (core/packet), an ns-3
+simulation of the switch tree -- point-to-point links at their rates,
+DropTail switch ports of ``--buffer`` packets, the machines' egress queues,
+one TCP connection (Linux's settings: Cubic, 1448-byte segments, delayed
+ACKs, 200 ms minimum RTO, tail loss probes) a pair of machines -- whose
+simulated ranks run the PMPI library's executor itself on each schedule,
+with its syncs, pieces and pacing.  ``native`` is Open MPI 4.1's own
+MPI_Alltoall as its fixed decision rules pick it.  docs/packet.md says what
+is modelled and how it compares with the emulated cluster.
 """
 
 from __future__ import annotations
 
-from .._core import TopocollError, format_time, parse_time
-from .simgrid import SimGridBackend
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
-SOCKET_BUFFER = 4 * 1024 * 1024
+from .._core import (PARAM_FANOUT, PARAM_SEGMENTS, Topology, TopocollError, format_time, library_path, parameters,
+                     parse_size, parse_time)
+from .harness import Sample
+
 DEFAULT_RTO_MIN = "200ms"
+DEFAULT_NAP = "200us"            # the testbed's: a simulated rank naps as a real one there
 MAX_QUEUE_PACKETS = 1_000_000
+#: the PMPI library's variables the simulator takes, as its own options
+ENV_OPTIONS = {"TOPOCOLL_PACE": "--pace", "TOPOCOLL_PACE_LEAD": "--pace-lead", "TOPOCOLL_NAP": "--nap",
+               "TOPOCOLL_PHASE_ORDER": "--phase-order", "TOPOCOLL_PIECE_SIZE": "--piece-size",
+               parameters()[PARAM_SEGMENTS][1]: "--segment-size", parameters()[PARAM_FANOUT][1]: "--fanout",
+               "TOPOCOLL_SYNC_DEPTH": "--sync-depth"}
+TIME_OPTIONS = {"--pace-lead", "--nap"}
 
 
-def ns3_attributes(buffer_packets: int, rto_min: float) -> str:
-    """The NS_ATTRIBUTE_DEFAULT value for these settings."""
-    return ";".join([f"ns3::TcpSocket::SndBufSize={SOCKET_BUFFER}", f"ns3::TcpSocket::RcvBufSize={SOCKET_BUFFER}",
-                     f"ns3::DropTailQueue<Packet>::MaxSize={buffer_packets}p",
-                     f"ns3::TcpSocketBase::MinRto=+{rto_min * 1e6:.0f}us"])
+def program() -> Path:
+    for cand in (library_path().parent.parent / "libexec" / "topocoll" / "topocoll-packet",
+                 Path(__file__).resolve().parents[3] / "build" / "topocoll-packet"):
+        if cand.is_file():
+            return cand
+    raise TopocollError("i/o error", "the packet simulator is not built (needs Debian's libns3-dev; run 'make build')")
 
 
-class PacketBackend(SimGridBackend):
+class PacketBackend:
     name = "packet"
 
-    def __init__(self, *args, buffer: int = 100, rto_min: str | None = None, **kw):
-        if not 1 <= buffer <= MAX_QUEUE_PACKETS:
-            raise TopocollError("invalid argument", f"--buffer {buffer}: a queue of 1 to {MAX_QUEUE_PACKETS} packets")
-        rto = parse_time(rto_min or DEFAULT_RTO_MIN)
-        if not rto > 0:
-            raise TopocollError("invalid argument", f"--rto-min {rto_min}: a positive time")
-        given = dict(kw.get("env") or {})
-        super().__init__(*args, **kw)
-        self.buffer, self.rto_min = buffer, rto
-        self.cfg_extra = ["network/model:ns-3"]
-        if "TOPOCOLL_SEGMENT_SIZE" not in given:   # the flow model's shortcut; here segments are what they cost
-            self.env.pop("TOPOCOLL_SEGMENT_SIZE", None)
-        # the executor paces as over real TCP (SMPI's default is off: the flow
-        # model needs none), at the rate of links the topology gives none
-        self.env.setdefault("TOPOCOLL_PACE", "on")
-        self.env.setdefault("TOPOCOLL_BANDWIDTH", f"{self.bandwidth:.0f}bit")
-        self.env_extra = {"NS_ATTRIBUTE_DEFAULT": ns3_attributes(buffer, rto)}
+    def __init__(self, topology_arg: str, topology: Topology, bandwidth: float, latency: float, buffer: int = 100,
+                 rto_min: str | None = None, host_queue: str = "sparse-first", sync_depth: int | None = None,
+                 counts: list[int] | None = None, env: dict | None = None, collective: str = "alltoall"):
+        if collective != "alltoall":
+            raise TopocollError("invalid argument", f"--backend packet runs MPI_Alltoall only, not {collective}")
+        if counts and any(c != 1 for c in counts):
+            raise TopocollError("invalid argument", "--backend packet runs one rank a machine (--ranks-per-machine 1)")
+        if not 2 <= buffer <= MAX_QUEUE_PACKETS:
+            raise TopocollError("invalid argument", f"--buffer {buffer}: a queue of 2 to {MAX_QUEUE_PACKETS} packets")
+        self.rto_min = parse_time(rto_min or DEFAULT_RTO_MIN)
+        if not 0 < self.rto_min <= 60:
+            raise TopocollError("invalid argument", f"--rto-min {rto_min}: a time in (0, 60 s]")
+        self.program = program()
+        self.topology = topology
+        self.bandwidth, self.latency, self.buffer, self.host_queue = bandwidth, latency, buffer, host_queue
+        self.plan_topology_arg: str | None = None   # bench --plan-topology
+        self.env = dict(env or {})
+        if sync_depth:
+            self.env["TOPOCOLL_SYNC_DEPTH"] = str(sync_depth)
+        self.env.setdefault("TOPOCOLL_NAP", DEFAULT_NAP)
+        self.collective = collective
+        self.tuning: str | None = None
+        self.messages: dict = {}
+        self.runs: list[dict] = []                 # the simulator's record of each (algorithm, size)
+        self.quiet = False                         # bench --quiet: no progress lines
+        self.workdir = Path(tempfile.mkdtemp(prefix="topocoll-packet-"))
+        self.topology_file = self.workdir / "topology.yaml"
+        self.topology_file.write_text(topology.write("yaml"))
 
     def settings(self) -> dict:
-        return {**super().settings(), "network": "ns-3 packets, TCP Cubic, 1000-byte segments",
-                "buffer_packets": self.buffer, "rto_min": format_time(self.rto_min)}
+        return {"network": "ns-3 3.37 packets: TCP Cubic, MSS 1448, delayed ACKs, tail loss probes",
+                "buffer_packets": self.buffer, "host_queue": self.host_queue, "rto_min": format_time(self.rto_min),
+                "native": "Open MPI 4.1's fixed decision rules", **self.env}
+
+    def peak_bps(self, topology: Topology) -> float:
+        return topology.peak_throughput(self.bandwidth)
+
+    def options(self) -> list[str]:
+        """The simulator's options for the variables and settings given."""
+        args = []
+        for var, flag in ENV_OPTIONS.items():
+            value = self.env.get(var)
+            if value in (None, ""):
+                continue
+            if flag in TIME_OPTIONS:
+                value = f"{parse_time(value):.9g}"
+            elif flag in ("--piece-size", "--segment-size"):
+                value = str(parse_size(value))
+            args += [flag, str(value)]
+        for var in self.env:
+            if var.startswith("TOPOCOLL_") and var not in ENV_OPTIONS and var not in ("TOPOCOLL_STATS",):
+                raise TopocollError("invalid argument", f"{var} has no meaning in the packet simulator")
+        return args
+
+    def command(self, algorithm: str, size: int, repetitions: int, warmup: int) -> list[str]:
+        cmd = [str(self.program), "--topology", str(self.topology_file), "--algorithm", algorithm,
+               "--block", str(size), "--warmup", str(warmup), "--repetitions", str(repetitions),
+               "--rate", f"{self.bandwidth:.0f}", "--latency", f"{self.latency:.9g}", "--buffer", str(self.buffer),
+               "--host-queue", self.host_queue, "--rto-min", f"{self.rto_min:.9g}"]
+        if self.plan_topology_arg:
+            cmd += ["--plan-topology", self.plan_topology_arg]
+        return cmd + self.options()
+
+    def run(self, algorithm: str, sizes: list[int], repetitions: int, warmup: int, on_size=None) -> list[Sample]:
+        if algorithm.startswith("native:") or algorithm.startswith("auto"):
+            raise TopocollError("invalid argument", f"{algorithm}: the packet simulator runs the registry's "
+                                                    "algorithms and native (Open MPI's fixed rules)")
+        samples = []
+        for size in sizes:
+            proc = subprocess.Popen(self.command(algorithm, size, repetitions, warmup) + ["--progress"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            errors = []
+            for line in proc.stderr:   # each call's start: progress on long runs
+                if line.startswith(("topocoll-packet: call", "topocoll-packet: at ")) and not self.quiet:
+                    print(f"  {algorithm} {size} B: {line.split(': ', 1)[1].rstrip()}", file=sys.stderr)
+                else:
+                    errors.append(line)
+            out = proc.stdout.read()
+            proc.wait()
+            if proc.returncode not in (0, 1) or not out.strip():
+                raise TopocollError("i/o error", f"the packet simulator failed on {algorithm} at {size} bytes "
+                                                 f"(exit {proc.returncode}): {''.join(errors).strip()[-2000:]}")
+            rec = json.loads(out)
+            if rec["bad_bytes"]:
+                raise TopocollError("verification failed", f"{algorithm} at {size} bytes: {rec['bad_bytes']} bytes "
+                                                           "arrived wrong in the packet simulation")
+            self.runs.append(rec)
+            samples += [Sample(algorithm, size, k, t) for k, t in enumerate(rec["times"])]
+            if on_size:
+                on_size(size)
+        return samples
+
+    def close(self) -> None:
+        for f in self.workdir.iterdir():
+            f.unlink()
+        os.rmdir(self.workdir)

@@ -83,8 +83,6 @@ class SimGridBackend:
         # against 3 s with 64 KB, for the same result within 0.2 %.
         self.env.setdefault("TOPOCOLL_SEGMENT_SIZE", str(SIMULATION_SEGMENT_SIZE))
         self.collective = collective
-        self.cfg_extra: list[str] = []           # the packet back-end's network model
-        self.env_extra: dict = {}                # and its settings (packet.py)
         self.program_args: list[str] = []        # the benchmark program's own options (alltoallv: --pattern)
         self.tuning: str | None = None          # TOPOCOLL_TUNING for the algorithm auto
         self.messages: dict = {}
@@ -103,7 +101,7 @@ class SimGridBackend:
         return topology.peak_throughput(self.bandwidth) if self.collective == "alltoall" else 0.0
 
     def command(self, sizes: list[int], repetitions: int, warmup: int) -> list[str]:
-        cfg = MODELS[self.model] + COMMON + self.cfg_extra + [f"smpi/coll-selector:{self.selector}"] + \
+        cfg = MODELS[self.model] + COMMON + [f"smpi/coll-selector:{self.selector}"] + \
             (EAGER if self.collective != "alltoall" else [])
         cmd = ["smpirun", "-platform", str(self.workdir / "platform.xml"), "-hostfile", str(self.workdir / "hostfile"),
                "-np", str(sum(self.counts))]
@@ -116,9 +114,9 @@ class SimGridBackend:
     def run_program(self, name: str, args: list, env: dict | None = None) -> str:
         """Run another program of ours (the ping-pong) under smpirun."""
         cmd = ["smpirun", "-platform", str(self.workdir / "platform.xml"), "-hostfile", str(self.workdir / "hostfile"),
-               "-np", str(sum(self.counts))] + [f"--cfg={c}" for c in MODELS[self.model] + COMMON + self.cfg_extra] + \
+               "-np", str(sum(self.counts))] + [f"--cfg={c}" for c in MODELS[self.model] + COMMON] + \
               ["--log=root.thres:warning", str(program(name.removesuffix("_bench")))] + [str(a) for a in args]
-        proc = subprocess.run(cmd, env=dict(os.environ, **self.env_extra, **(env or {})), capture_output=True, text=True,
+        proc = subprocess.run(cmd, env=dict(os.environ, **(env or {})), capture_output=True, text=True,
                               cwd=self.workdir)
         if proc.returncode:
             raise TopocollError("i/o error", f"{name} failed under smpirun (exit {proc.returncode}):\n"
@@ -130,7 +128,7 @@ class SimGridBackend:
             raise TopocollError("invalid argument", f"{algorithm} is one of a real MPI's own algorithms: "
                                                     "--backend testbed or mpirun")
         env = dict(os.environ, TOPOCOLL_TOPOLOGY=self.plan_topology_arg or self.topology_arg, TOPOCOLL_STATS="1",
-                   **self.env_extra, **self.env,
+                   **self.env,
                    **collective_env(self.collective, algorithm), **auto_env(algorithm, self.tuning))
         env.pop("TOPOCOLL_RANK_MAP", None)      # SMPI's processor names are the hosts: the machines
         if self.sync_depth:

@@ -120,9 +120,9 @@ def add_run_options(p) -> None:
 def add_backend_arguments(p) -> None:
     """--backend and the launcher after '--' (bench, tune, model pingpong)."""
     p.add_argument("--backend", default="simgrid", choices=["simgrid", "packet", "testbed", "mpirun"],
-                   help="where to run: simgrid (SMPI simulation, bandwidth shared as flows; default), packet (the "
-                        "same SMPI programs over ns-3: TCP packets, switch-port queues, drops; --buffer, "
-                        "--rto-min), testbed (the emulated switched cluster, real TCP and Open MPI; needs root) or "
+                   help="where to run: simgrid (SMPI simulation, bandwidth shared as flows; default), packet (ns-3: "
+                        "TCP packets, switch-port queues, drops, the executor's own rules; --buffer, --rto-min, "
+                        "--host-queue; one rank a machine), testbed (the emulated switched cluster, real TCP and Open MPI; needs root) or "
                         "mpirun (a real cluster through your own launcher, given after '--': -- mpirun -np 16 "
                         "--hostfile hosts, or -- srun -N 16)")
     p.set_defaults(launcher=[])      # cli.py hands over what follows '--' 
@@ -134,15 +134,16 @@ def make_backend(args, machines, counts, env: dict | None = None, collective: st
     if args.launcher and args.backend != "mpirun":
         raise TopocollError("invalid argument", f"unexpected arguments {' '.join(args.launcher)!r} (a launcher "
                                                 "goes with --backend mpirun)")
-    if args.backend in ("simgrid", "packet"):
+    if args.backend == "packet":
         from ..bench.packet import PacketBackend
+        return PacketBackend(args.topology, machines, rate(args.bandwidth), parse_time(args.latency),
+                             buffer=args.buffer, rto_min=args.rto_min, host_queue=args.host_queue,
+                             sync_depth=args.sync_depth, counts=counts, env=env, collective=collective)
+    if args.backend == "simgrid":
         from ..bench.simgrid import SimGridBackend
-        extra = dict(buffer=getattr(args, "buffer", 100), rto_min=getattr(args, "rto_min", None)) \
-            if args.backend == "packet" else {}
-        return (PacketBackend if args.backend == "packet" else SimGridBackend)(
-            args.topology, machines, rate(args.bandwidth), parse_time(args.latency), model=args.model,
-            selector=args.smpi_selector, sync_depth=args.sync_depth, counts=counts, env=env, collective=collective,
-            **extra)
+        return SimGridBackend(args.topology, machines, rate(args.bandwidth), parse_time(args.latency), model=args.model,
+                              selector=args.smpi_selector, sync_depth=args.sync_depth, counts=counts, env=env,
+                              collective=collective)
     if args.backend == "mpirun":
         from ..bench.mpirun import MpirunBackend
         return MpirunBackend(args.topology, machines, args.launcher, rate(args.bandwidth), counts=counts, env=env,
@@ -273,6 +274,7 @@ def measure(args) -> harness.Result:
         for m in sizes:   # the pattern is checked here, before any run
             bounds[m] = traffic_of(args.pattern, topo, str(m), args.seed).bounds(topo, rate(args.bandwidth))["link_seconds"]
     backend.tuning = tuning_env(args.tuning, machines).get("TOPOCOLL_TUNING")
+    backend.quiet = bool(getattr(args, "quiet", False))
     if getattr(args, "native_rules", None):
         if not os.path.isfile(args.native_rules):
             raise TopocollError("i/o error", f"--native-rules: no file '{args.native_rules}'")

@@ -22,6 +22,12 @@ BUILTIN = ["a-single-switch.conf", "b-star.conf", "c-chain.conf"]
 # sync-shuffle; docs/results/2026-11-22-testbed.md).
 TESTBED_TOPOLOGY = "chain:4,4,4"
 TESTBED_ALGORITHMS = "faraj-yuan,native,ring,sync-shuffle"
+# Beyond the emulated cluster: 64 machines (8 switches of 8 under a root) in
+# the packet-level simulation, the schedule against Open MPI's own and the
+# best topology-oblivious exchange (docs/packet.md); about a minute.
+PACKET_TOPOLOGY = "tree:8,8"
+PACKET_ALGORITHMS = "faraj-yuan,native,pairwise"
+PACKET_SIZES = "64K"
 
 
 def examples_dir() -> Path:
@@ -41,6 +47,7 @@ def setup_parser(p):
     p.add_argument("--no-bench", action="store_true", help="only plan and verify; no emulated cluster, no simulation")
     p.add_argument("--no-testbed", action="store_true", help="skip the emulated cluster (it needs root)")
     p.add_argument("--no-simgrid", action="store_true", help="skip the simulation")
+    p.add_argument("--no-packet", action="store_true", help="skip the packet-level simulation of 64 machines")
     p.add_argument("--testbed-sizes", default="128K,256K", help="block sizes on the emulated cluster (default %(default)s)")
     p.add_argument("--testbed-repetitions", type=int, default=5,
                    help="timed calls per size on the emulated cluster (default %(default)s)")
@@ -81,6 +88,8 @@ def run(args):
     out.mkdir(parents=True, exist_ok=True)
     if not args.no_testbed:
         emulated_cluster(args, out)
+    if not args.no_packet:
+        packet_scaled(args, out)
     if args.no_simgrid:
         return 0
     print("\nSimGrid's flow model shares each link's bandwidth fluidly among the flows on it: no queues, drops or "
@@ -93,6 +102,22 @@ def run(args):
                                     "--bandwidth", args.bandwidth, "--csv", str(out / f"{name}.csv"),
                                     "--plot", str(out / f"{name}.png")]))
     return 0
+
+
+def packet_scaled(args, out: Path) -> None:
+    """faraj-yuan at scale, packet by packet (ns-3)."""
+    from . import bench
+    from ..bench import packet
+    print(f"\n=== beyond the testbed: {PACKET_TOPOLOGY} (64 machines, 8 leaf switches under a root), packet-level "
+          f"simulation (ns-3, TCP), {PACKET_SIZES} blocks ===", flush=True)
+    try:
+        packet.program()
+    except TopocollError as e:
+        print(f"skipped: {e}")
+        return
+    bench.run(bench.setup_args([PACKET_TOPOLOGY, "--backend", "packet", "--algorithms", PACKET_ALGORITHMS,
+                                "--sizes", PACKET_SIZES, "--repetitions", "1", "--bandwidth", args.bandwidth,
+                                "--csv", str(out / f"packet-{PACKET_TOPOLOGY.replace(':', '-').replace(',', '-')}.csv")]))
 
 
 def testbed_missing() -> str | None:

@@ -1,0 +1,393 @@
+/*
+ * topocoll-packet: an all-to-all of the IR run over a packet-level network
+ * (ns-3): the switch tree of a topocoll topology as point-to-point links
+ * with DropTail switch ports, one TCP connection a pair of machines, and on
+ * every simulated rank the executor of the PMPI library itself
+ * (core/mpi/tc_exec*.c through sim_exec.c), with its syncs, pieces and
+ * pacing.  The MPI's own MPI_Alltoall ("native") is modelled as the
+ * schedule Open MPI 4.1's fixed decision rules pick (native_openmpi.cc).
+ *
+ * Prints one JSON object: the time of each call (the slowest rank's, after
+ * a barrier that releases every rank at once), queue drops, messages, and
+ * the simulation's own cost.  `topocoll bench --backend packet` runs it;
+ * docs/packet.md describes the model and its limits.
+ */
+#include <sys/resource.h>
+#include <sys/time.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "native_openmpi.h"
+#include "probing_tcp.h"
+#include "sim_mpi.h"
+#include "tree_net.h"
+
+extern "C" {
+#include "tc_exec.h"
+}
+
+using namespace ns3;
+
+namespace {
+
+struct options {
+    std::string topology, plan_topology, algorithm = "faraj-yuan", congestion = "cubic", host_queue = "sparse-first";
+    std::string phase_order = "grouped", pace = "auto";
+    long long block = 65536, segment_size = 0, piece_size = 64000, mss = 1448, sndbuf = 4 << 20,
+              rcvbuf = 4 << 20;
+    int warmup = 1, repetitions = 3, buffer = 100, host_queue_packets = 1000, sync_depth = 1, fanout = 0;
+    double rate = 0, latency = 0, rto_min = 0.2, delayed_ack = 0.04, pace_lead = -1, nap = 200e-6;
+    int check = -1;            /* -1: when the buffers are small */
+    bool loss_probes = true;   /* TCP recovers a lost tail as Linux does */
+    long long corrupt_message = 0;
+    bool progress = false;
+};
+
+[[noreturn]] void usage_error(const std::string &what)
+{
+    fprintf(stderr, "topocoll-packet: error: %s (--help lists the options)\n", what.c_str());
+    exit(2);
+}
+
+const char *HELP =
+    "usage: topocoll-packet --topology FILE [options]\n"
+    "Simulate MPI_Alltoall on FILE's switch tree at packet level (ns-3) and print a JSON result.\n"
+    "  --plan-topology FILE plan (and pace) on FILE's tree, run on --topology's [--topology]\n"
+    "  --algorithm NAME     a registry algorithm or 'native' (Open MPI 4.1's choice) [faraj-yuan]\n"
+    "  --block BYTES        bytes a rank sends each other rank [65536]\n"
+    "  --warmup N           untimed calls first [1]; --repetitions N timed calls [3]\n"
+    "  --rate BPS           links the topology gives no rate (bit/s) [the core's default]\n"
+    "  --latency S          one-way delay of a link the topology gives none [0]\n"
+    "  --buffer N           a switch port's queue, full-size frames [100]\n"
+    "  --host-queue KIND    sparse-first or fifo [sparse-first]; --host-queue-packets N [1000]\n"
+    "  --congestion NAME    cubic or newreno [cubic]\n"
+    "  --rto-min S          TCP's minimum RTO [0.2]; --delayed-ack S [0.04]\n"
+    "  --loss-probes on|off Linux's tail loss probe and SACK loss detection (ns-3 has neither) [on]\n"
+    "  --mss BYTES          TCP payload a segment [1448]; --sndbuf/--rcvbuf BYTES [4194304]\n"
+    "  --pace auto|on|off   the executor's pacing [auto: on where link rates are known]\n"
+    "  --pace-lead S        [the core's default for the plan]; --piece-size BYTES [64000]\n"
+    "  --nap S              longest nap of a waiting rank [0.0002, the testbed's]\n"
+    "  --sync-depth N, --phase-order NAME, --segment-size BYTES, --fanout N: the planner's options\n"
+    "  --check | --no-check carry and check every byte [when the buffers fit in 1 GiB]\n"
+    "  --progress           lines on stderr as calls start (after 5 s of wall time) and every simulated second (after 30 s)\n"
+    "  --corrupt-message K  flip a byte of the K-th message with data (tests the check)\n";
+
+double number(const char *opt, const char *text)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !std::isfinite(v) || v < 0)
+        usage_error(std::string(opt) + ": '" + text + "' is not a non-negative number");
+    return v;
+}
+
+long long whole(const char *opt, const char *text, long long least, long long most)
+{
+    double v = number(opt, text);
+    if (v != std::floor(v) || v < (double)least || v > (double)most)
+        usage_error(std::string(opt) + ": '" + text + "' is not a whole number in [" + std::to_string(least) + ", " +
+                    std::to_string(most) + "]");
+    return (long long)v;
+}
+
+options parse(int argc, char **argv)
+{
+    options o;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        if (a == "--help" || a == "-h") { fputs(HELP, stdout); exit(0); }
+        if (a == "--check") { o.check = 1; continue; }
+        if (a == "--no-check") { o.check = 0; continue; }
+        if (a == "--progress") { o.progress = true; continue; }
+        if (i + 1 >= argc) usage_error(a + " needs a value");
+        const char *v = argv[++i];
+        if (a == "--topology") o.topology = v;
+        else if (a == "--plan-topology") o.plan_topology = v;
+        else if (a == "--algorithm") o.algorithm = v;
+        else if (a == "--block") o.block = whole(a.c_str(), v, 1, 1LL << 30);
+        else if (a == "--warmup") o.warmup = (int)whole(a.c_str(), v, 0, 1000);
+        else if (a == "--repetitions") o.repetitions = (int)whole(a.c_str(), v, 1, 1000);
+        else if (a == "--rate") o.rate = number(a.c_str(), v);
+        else if (a == "--latency") o.latency = number(a.c_str(), v);
+        else if (a == "--buffer") o.buffer = (int)whole(a.c_str(), v, 2, 1 << 20);
+        else if (a == "--host-queue") o.host_queue = v;
+        else if (a == "--host-queue-packets") o.host_queue_packets = (int)whole(a.c_str(), v, 2, 1 << 20);
+        else if (a == "--congestion") o.congestion = v;
+        else if (a == "--rto-min") o.rto_min = number(a.c_str(), v);
+        else if (a == "--delayed-ack") o.delayed_ack = number(a.c_str(), v);
+        else if (a == "--mss") o.mss = whole(a.c_str(), v, 64, 9000);
+        else if (a == "--sndbuf") o.sndbuf = whole(a.c_str(), v, 4096, 1LL << 30);
+        else if (a == "--rcvbuf") o.rcvbuf = whole(a.c_str(), v, 4096, 1LL << 30);
+        else if (a == "--pace") o.pace = v;
+        else if (a == "--corrupt-message") o.corrupt_message = whole(a.c_str(), v, 1, 1LL << 40);
+        else if (a == "--loss-probes") {
+            if (strcmp(v, "on") && strcmp(v, "off")) usage_error("--loss-probes: '" + std::string(v) + "'; valid: on, off");
+            o.loss_probes = !strcmp(v, "on");
+        }
+        else if (a == "--pace-lead") o.pace_lead = number(a.c_str(), v);
+        else if (a == "--piece-size") o.piece_size = whole(a.c_str(), v, 1, 1LL << 30);
+        else if (a == "--nap") o.nap = number(a.c_str(), v);
+        else if (a == "--sync-depth") o.sync_depth = (int)whole(a.c_str(), v, 1, 1 << 20);
+        else if (a == "--phase-order") o.phase_order = v;
+        else if (a == "--segment-size") o.segment_size = whole(a.c_str(), v, 1, 1LL << 30);
+        else if (a == "--fanout") o.fanout = (int)whole(a.c_str(), v, 1, 1 << 20);
+        else usage_error("unknown option " + a);
+    }
+    if (o.topology.empty()) usage_error("--topology FILE is required");
+    if (o.host_queue != "sparse-first" && o.host_queue != "fifo")
+        usage_error("--host-queue: '" + o.host_queue + "'; valid: sparse-first, fifo");
+    if (o.congestion != "cubic" && o.congestion != "newreno")
+        usage_error("--congestion: '" + o.congestion + "'; valid: cubic, newreno");
+    if (o.pace != "auto" && o.pace != "on" && o.pace != "off") usage_error("--pace: '" + o.pace + "'; valid: auto, on, off");
+    if (o.rto_min <= 0 || o.rto_min > 60) usage_error("--rto-min: must be in (0, 60] seconds");
+    if (o.nap <= 0 || o.nap > 1) usage_error("--nap: must be in (0, 1] seconds (a simulated rank cannot spin)");
+    if (o.pace_lead > 1) usage_error("--pace-lead: more than a second");
+    return o;
+}
+
+void tcp_defaults(const options &o)
+{
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
+                       TypeIdValue(TypeId::LookupByName(o.congestion == "cubic" ? "ns3::TcpCubic" : "ns3::TcpNewReno")));
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue((uint32_t)o.mss));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue((uint32_t)o.sndbuf));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue((uint32_t)o.rcvbuf));
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
+    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(Seconds(o.delayed_ack)));
+    Config::SetDefault("ns3::TcpSocket::TcpNoDelay", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocket::DataRetries", UintegerValue(15));   /* Linux's tcp_retries2; ns-3's is 6 */
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(o.rto_min)));
+    Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MilliSeconds(1)));
+    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
+    /* with loss probes, a hole below SACKed data is a loss at once (as RACK
+     * decides; the tree never reorders a flow): probing_tcp.cc */
+    Config::SetDefault("ns3::TcpSocketBase::ReTxThreshold", UintegerValue(o.loss_probes ? 1 : 3));
+    /* Linux sends timestamps, but ns-3 3.37 samples the RTT from the echo of
+     * an ACK that a retransmission provoked, so a recovery inflates the RTO
+     * (to over 60 s: Open MPI's pairwise on 64 machines at 300 KB through
+     * 32-packet ports took 688 s, 19 s without); without them Karn's rule
+     * keeps retransmissions out of the estimate.  Segments keep Linux's 1448
+     * bytes of data (12 bytes of option less a frame). */
+    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
+}
+
+/* What a rank sends each other rank in a checked run. */
+inline unsigned char pattern(int from, int to, long long i, int call)
+{
+    return (unsigned char)(from * 131 + to * 31 + i * 7 + call * 13 + (i >> 8));
+}
+
+double wall_now()
+{
+    struct timeval tv;
+    gettimeofday(&tv, nullptr);
+    return tv.tv_sec + tv.tv_usec * 1e-6;
+}
+
+}  // namespace
+
+int main(int argc, char **argv)
+{
+    options o = parse(argc, argv);
+    double wall0 = wall_now();
+    tc_topology *topo = nullptr;
+    if (tc_topology_load(o.topology.c_str(), TC_FORMAT_AUTO, &topo) != TC_OK)
+        usage_error(tc_error_message());
+    const int p = tc_topology_num_machines(topo);
+    for (int r = 0; r < p; r++)
+        if (tc_topology_machine_slots(topo, r) != 1)
+            usage_error("machine '" + std::string(tc_topology_node_name(topo, tc_topology_machine_node(topo, r))) +
+                        "' has " + std::to_string(tc_topology_machine_slots(topo, r)) +
+                        " slots; the packet simulator runs one rank a machine");
+    if (p < 2) usage_error("the topology has fewer than 2 machines");
+    const double default_rate = o.rate > 0 ? o.rate : tc_default("bandwidth");
+    tc_topology *plan_topo = topo;
+    if (!o.plan_topology.empty()) {
+        if (tc_topology_load(o.plan_topology.c_str(), TC_FORMAT_AUTO, &plan_topo) != TC_OK)
+            usage_error(tc_error_message());
+        if (tc_topology_num_machines(plan_topo) != p)
+            usage_error("--plan-topology has " + std::to_string(tc_topology_num_machines(plan_topo)) +
+                        " machines, --topology " + std::to_string(p));
+    }
+
+    /* the schedule */
+    tc_schedule *sched = nullptr;
+    int alg = -1, native = 0;
+    const char *native_choice = "";
+    std::string plan = o.algorithm;
+    if (o.algorithm == "native") {
+        native = native_openmpi_choice(p, o.block, &native_choice);
+        /* its modified Bruck is the IR's bruck, run by the executor */
+        plan = native == OMPI_A2A_BRUCK ? "bruck" : "";
+    }
+    if (!plan.empty()) {
+        alg = tc_algorithm_find(plan.c_str());
+        if (alg < 0) usage_error("unknown algorithm '" + o.algorithm + "' (topocoll algorithms lists them; or native)");
+        int order = -1;
+        for (int k = 0; tc_phase_order_name(k); k++)
+            if (o.phase_order == tc_phase_order_name(k)) order = k;
+        if (order < 0) usage_error("--phase-order: unknown order '" + o.phase_order + "'");
+        tc_plan_options opt{};
+        if (tc_algorithm_params(alg) & TC_PARAM_SEGMENTS)
+            opt.segments = tc_plan_segments(o.block, o.segment_size > 0 ? o.segment_size : (long long)tc_default("segment_size"), p);
+        opt.fanout = o.fanout;
+        opt.sync_depth = o.sync_depth;
+        opt.phase_order = order;
+        opt.bandwidth = default_rate;
+        if (tc_alltoall_plan_with_options(plan.c_str(), plan_topo, &opt, 1, &sched) != TC_OK)
+            usage_error("planning " + plan + " failed: " + tc_error_message());
+    }
+    tcx_schedule tables{};
+    if (sched)
+        tables = tcx_schedule{tc_schedule_algorithm(sched), tc_schedule_num_ranks(sched), tc_schedule_num_steps(sched),
+                              (const long long *)tc_schedule_step_begins(sched), (const tcx_op *)tc_schedule_ops(sched),
+                              tc_schedule_blocks(sched), tc_schedule_num_syncs(sched),
+                              (const long long *)tc_schedule_syncs(sched)};
+    const bool paced = alg >= 0 && !native && o.pace != "off" && tc_algorithm_runs_with_syncs(alg);
+    const double lead = o.pace_lead >= 0 ? o.pace_lead : alg >= 0 ? tc_pace_lead(alg, plan_topo, default_rate) : 0;
+
+    /* the data: every rank's own buffers when checked, else one pair shared */
+    const double buffer_bytes = 2.0 * p * (double)p * (double)o.block;
+    const bool check = o.check == 1 || (o.check == -1 && buffer_bytes <= (double)(1LL << 30));
+    if (check && buffer_bytes > 8.0 * (1LL << 30))
+        usage_error("--check needs " + std::to_string((long long)(buffer_bytes / (1 << 20))) +
+                    " MiB of buffers (more than 8 GiB); run without it");
+    const size_t span = (size_t)p * (size_t)o.block;
+    std::vector<std::vector<unsigned char>> sbuf(check ? p : 1, std::vector<unsigned char>(span)),
+        rbuf(check ? p : 1, std::vector<unsigned char>(span));
+
+    /* the network */
+    tcp_defaults(o);
+    tree_net net;
+    net_options no{default_rate, o.latency, o.buffer, o.host_queue_packets, o.host_queue == "sparse-first"};
+    std::string why = tree_net_build(topo, no, net);
+    if (!why.empty()) usage_error(why);
+    mpi_options mo;
+    mo.move_data = check;
+    mo.loss_probes = o.loss_probes;
+    mo.corrupt_message = o.corrupt_message;
+    std::vector<int> mach(p);
+    for (int r = 0; r < p; r++) mach[r] = r;
+    sim_world_init(&net, mach, mo);
+    std::vector<char> need((size_t)p * p, sched ? 0 : 1);
+    const tc_op *ops = sched ? tc_schedule_ops(sched) : nullptr;
+    for (int64_t k = 0; sched && k < tc_schedule_num_ops(sched); k++) {
+        int a = ops[k].src < ops[k].dst ? ops[k].src : ops[k].dst, b = ops[k].src ^ ops[k].dst ^ a;
+        if (a != b) need[(size_t)a * p + b] = 1;
+    }
+    for (int64_t k = 0; sched && k < tc_schedule_num_syncs(sched); k++) {
+        const tc_sync &y = tc_schedule_syncs(sched)[k];
+        int a = ops[y.after].src, b = ops[y.before].src;
+        if (a > b) std::swap(a, b);
+        if (a != b) need[(size_t)a * p + b] = 1;
+    }
+    double connect_s = sim_connect(need, p);
+    /* what follows counts the calls only, not the handshakes */
+    net.drops_switch = net.drops_host = net.drops_device = 0;
+    sim_reset_stats();
+    probing_tcp_reset();
+
+    /* the ranks */
+    const int calls = o.warmup + o.repetitions;
+    std::vector<std::vector<double>> dt(calls, std::vector<double>(p, 0));
+    long long bad_bytes = 0;
+    std::vector<double> rate_to((size_t)p * p, 0);
+    for (int r = 0; paced && r < p; r++) tc_pace_rates(plan_topo, r, default_rate, &rate_to[(size_t)r * p]);
+    if (o.progress) {   /* long runs: where the simulated clock is, every simulated second */
+        static double started;
+        started = wall0;
+        static std::function<void()> tick;
+        tick = [] {
+            if (wall_now() - started > 30)
+                fprintf(stderr, "topocoll-packet: at %.0f s simulated, %.0f s of wall time\n",
+                        Simulator::Now().GetSeconds(), wall_now() - started);
+            Simulator::Schedule(Seconds(1), +[] { tick(); });
+        };
+        Simulator::Schedule(Seconds(1), +[] { tick(); });
+    }
+    sim_run_ranks([&](int me) {
+        tcx_state st{};
+        if (sched && tcx_state_init(&st, &tables, 0) != MPI_SUCCESS) {
+            fprintf(stderr, "topocoll-packet: executor setup failed\n");
+            exit(3);
+        }
+        st.pace.rate_to = paced ? &rate_to[(size_t)me * p] : nullptr;
+        st.pace.lead = lead;
+        st.pace.piece_bytes = (int)o.piece_size;
+        st.nap = sim_sleep;
+        if (getenv("TOPOCOLL_PACKET_TRACE")) {
+            st.trace = +[](void *ctx, int ev, long long op, double when) {
+                fprintf(stderr, "T %d %d %lld %.9f\n", *(int *)ctx, ev, op, when);
+            };
+            st.trace_ctx = new int(me);
+        }
+        st.nap_max = o.nap;
+        unsigned char *s = sbuf[check ? me : 0].data(), *rv = rbuf[check ? me : 0].data();
+        for (int c = 0; c < calls; c++) {
+            if (check) {
+                for (int d = 0; d < p; d++)
+                    for (long long i = 0; i < o.block; i++) s[(size_t)d * o.block + i] = pattern(me, d, i, c);
+                memset(rv, 0xEE, span);
+            }
+            sim_barrier();
+            double t0 = SIM_Wtime();
+            if (me == 0 && o.progress && wall_now() - wall0 > 5)   /* long runs only */
+                fprintf(stderr, "topocoll-packet: call %d of %d (%s) starts at %.3f s simulated, %.1f s of wall time\n",
+                        c + 1, calls, c < o.warmup ? "warm-up" : "timed", t0, wall_now() - wall0);
+            if (native && !sched) native_openmpi_run(native, me, p, (const char *)s, (char *)rv, o.block);
+            else if (tcx_alltoall(&st, s, (int)o.block, MPI_BYTE, rv, (int)o.block, MPI_BYTE) != MPI_SUCCESS) {
+                fprintf(stderr, "topocoll-packet: the executor failed on rank %d\n", me);
+                exit(3);
+            }
+            dt[c][me] = SIM_Wtime() - t0;
+            if (check)
+                for (int from = 0; from < p; from++)
+                    for (long long i = 0; i < o.block; i++)
+                        if (rv[(size_t)from * o.block + i] != pattern(from, me, i, c)) bad_bytes++;
+        }
+        if (sched) tcx_state_free(&st);
+    }, 256 * 1024);
+
+    /* the result */
+    const double bound = (double)tc_topology_alltoall_load(topo);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    const sim_stats &ss = sim_get_stats();
+    printf("{\"algorithm\": \"%s\", \"machines\": %d, \"block\": %lld, \"schedule\": \"%s\", \"paced\": %s, "
+           "\"pace_lead\": %.6g, \"times\": [",
+           o.algorithm.c_str(), p, o.block, sched ? tc_schedule_algorithm(sched) : native_choice, paced ? "true" : "false", lead);
+    for (int c = o.warmup; c < calls; c++) {
+        double worst = 0;
+        for (int r = 0; r < p; r++) worst = dt[c][r] > worst ? dt[c][r] : worst;
+        printf("%s%.9g", c > o.warmup ? ", " : "", worst);
+    }
+    printf("], \"warmup_times\": [");
+    for (int c = 0; c < o.warmup; c++) {
+        double worst = 0;
+        for (int r = 0; r < p; r++) worst = dt[c][r] > worst ? dt[c][r] : worst;
+        printf("%s%.9g", c ? ", " : "", worst);
+    }
+    printf("], \"bottleneck_load\": %.0f, \"checked\": %s, \"bad_bytes\": %lld, \"drops_switch\": %llu, "
+           "\"drops_host\": %llu, \"drops_device\": %llu, \"messages\": %llu, \"fragments\": %llu, \"rendezvous\": %llu, "
+           "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"connect_s\": %.6g, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
+           "\"max_rss_mib\": %.1f}\n",
+           bound, check ? "true" : "false", bad_bytes, (unsigned long long)net.drops_switch,
+           (unsigned long long)net.drops_host, (unsigned long long)net.drops_device, (unsigned long long)ss.messages, (unsigned long long)ss.fragments,
+           (unsigned long long)ss.rendezvous, (unsigned long long)ss.wire_bytes, (unsigned long long)ss.timeouts, (unsigned long long)ss.recoveries,
+           (unsigned long long)probing_tcp_probes(), connect_s, native_choice,
+           wall_now() - wall0, ru.ru_maxrss / 1024.0);
+    Simulator::Destroy();
+    if (sched) tc_schedule_destroy(sched);
+    if (plan_topo != topo) tc_topology_destroy(plan_topo);
+    tc_topology_destroy(topo);
+    return bad_bytes ? 1 : 0;
+}

@@ -1,0 +1,629 @@
+/* MPI point-to-point over the simulated network: what mpi.h declares, for
+ * the executor; the ranks as coroutines (sim_mpi.h says what is modelled). */
+#include "sim_mpi.h"
+
+#if !defined(__x86_64__)
+#include <ucontext.h>
+#endif
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <list>
+#include <memory>
+#include <unordered_map>
+
+#include "mpi.h"
+#include "probing_tcp.h"
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+
+using namespace ns3;
+
+struct sim_request {
+    int owner;
+    bool send, done = false;
+    int peer, tag;
+    char *buf;
+    long long bytes, got = 0;
+};
+
+namespace {
+
+enum frag_kind { EAGER, RNDV, ACK, DATA, HELLO };
+
+struct message {
+    int src, dst, tag;
+    long long bytes, first = 0;       /* first: bytes in the first fragment */
+    sim_request *sreq, *rreq = nullptr;
+    std::vector<char> data;           /* move_data: the payload, taken at the send */
+};
+
+struct frag {
+    frag_kind kind;
+    message *m;
+    long long off, len, wire;
+};
+
+/* One direction of a connection: fragments in order, written into the
+ * sender's socket and read from the receiver's. */
+struct stream {
+    Ptr<Socket> wsock;
+    std::deque<frag> q;               /* from the oldest unread one */
+    size_t wpos = 0;                  /* first fragment not wholly written */
+    long long wbytes = 0, rbytes = 0; /* of q[wpos] written, of q[0] read */
+    bool up = false, pumping = false;
+};
+
+struct rank_state {
+#if defined(__x86_64__)
+    void *sp = nullptr;               /* its stack pointer while switched out */
+#else
+    ucontext_t ctx;
+#endif
+    char *stack = nullptr;
+    bool blocked = false, scheduled = false, in_barrier = false, finished = false;
+    std::list<sim_request *> posted;
+    std::list<message *> unexpected;
+    MPI_Request *test_array = nullptr;   /* SIM_Testall's last unfinished scan */
+    int test_n = 0, test_from = 0;
+};
+
+tree_net *g_net;
+mpi_options g_opt;
+std::vector<int> g_mach;                      /* machine of each rank */
+int g_machines = 0;
+std::vector<rank_state> g_rank;
+int g_cur = -1, g_arrived = 0, g_running = 0;
+#if defined(__x86_64__)
+void *g_main_sp;
+#else
+ucontext_t g_main;
+#endif
+std::unordered_map<long long, std::unique_ptr<stream>> g_streams;   /* from * machines + to */
+const std::function<void(int)> *g_body;
+sim_stats g_stats;
+int g_pending_connects = 0;
+long long g_data_messages = 0;
+constexpr uint16_t PORT = 5000;
+
+[[noreturn]] void fatal(const char *what)
+{
+    fprintf(stderr, "topocoll-packet: internal error: %s\n", what);
+    exit(3);
+}
+
+stream &stream_of(int from, int to)
+{
+    auto &s = g_streams[(long long)from * g_machines + to];
+    if (!s) s.reset(new stream);
+    return *s;
+}
+
+/* ---- ranks as coroutines ----
+ * A rank's program runs on its own stack; the simulator's event loop
+ * switches to it and it switches back when it waits.  On x86-64 a switch
+ * saves the callee-saved registers and swaps stack pointers (glibc's
+ * swapcontext also saves the signal mask, a system call each time: at 256
+ * ranks napping every 200 us, 70 % of the run went there). */
+
+void trampoline(int r);
+
+#if defined(__x86_64__)
+extern "C" void topocoll_switch_stack(void **save_sp, void *to_sp);
+asm(".text\n"
+    ".globl topocoll_switch_stack\n"
+    ".type topocoll_switch_stack, @function\n"
+    "topocoll_switch_stack:\n"
+    "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+    "  movq %rsp, (%rdi)\n"
+    "  movq %rsi, %rsp\n"
+    "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n"
+    "  ret\n"
+    ".size topocoll_switch_stack, .-topocoll_switch_stack\n");
+
+void enter_rank() { trampoline(g_cur); }
+
+void switch_to_rank(int r) { topocoll_switch_stack(&g_main_sp, g_rank[r].sp); }
+void switch_to_main(int r) { topocoll_switch_stack(&g_rank[r].sp, g_main_sp); }
+void prepare_stack(int r, size_t bytes)
+{
+    /* a frame that the first switch "returns" into enter_rank from, with
+     * the stack aligned as at a function's entry */
+    uintptr_t top = ((uintptr_t)g_rank[r].stack + bytes) & ~(uintptr_t)15;
+    void **sp = (void **)top;
+    *--sp = nullptr;                        /* enter_rank's return address: never used */
+    *--sp = (void *)&enter_rank;
+    for (int k = 0; k < 6; k++) *--sp = nullptr;   /* rbp rbx r12 r13 r14 r15 */
+    g_rank[r].sp = sp;
+}
+#else
+void switch_to_rank(int r) { swapcontext(&g_main, &g_rank[r].ctx); }
+void switch_to_main(int r) { swapcontext(&g_rank[r].ctx, &g_main); }
+void prepare_stack(int r, size_t bytes)
+{
+    rank_state &k = g_rank[r];
+    getcontext(&k.ctx);
+    k.ctx.uc_stack.ss_sp = k.stack;
+    k.ctx.uc_stack.ss_size = bytes;
+    k.ctx.uc_link = nullptr;
+    makecontext(&k.ctx, (void (*)())trampoline, 1, r);
+}
+#endif
+
+void resume(int r)
+{
+    rank_state &k = g_rank[r];
+    k.scheduled = false;
+    k.blocked = false;
+    g_cur = r;
+    switch_to_rank(r);
+    g_cur = -1;
+}
+
+void wake(int r)
+{
+    rank_state &k = g_rank[r];
+    if (k.blocked && !k.scheduled) {
+        k.scheduled = true;
+        Simulator::ScheduleNow(&resume, r);
+    }
+}
+
+void block()
+{
+    rank_state &k = g_rank[g_cur];
+    k.blocked = true;
+    switch_to_main(g_cur);
+}
+
+void trampoline(int r)
+{
+    (*g_body)(r);
+    g_rank[r].finished = true;
+    if (--g_running == 0) Simulator::Stop();
+    switch_to_main(r);
+    fatal("a finished rank was resumed");
+}
+
+double g_last_progress = 0;   /* simulated time a request last completed */
+
+void complete(sim_request *q)
+{
+    g_last_progress = Simulator::Now().GetSeconds();
+    q->done = true;
+    wake(q->owner);
+}
+
+/* ---- the wire ---- */
+
+void on_written(const frag &f);
+
+void pump(stream &s)
+{
+    if (!s.up || s.pumping) return;
+    s.pumping = true;
+    while (s.wpos < s.q.size()) {
+        uint32_t avail = s.wsock->GetTxAvailable();
+        if (avail == 0) break;
+        frag f = s.q[s.wpos];
+        long long n = f.wire - s.wbytes < (long long)avail ? f.wire - s.wbytes : (long long)avail;
+        int sent = s.wsock->Send(Create<Packet>((uint32_t)n));
+        if (sent <= 0) break;
+        s.wbytes += sent;
+        g_stats.wire_bytes += (uint64_t)sent;
+        if (s.wbytes == f.wire) {
+            s.wpos++;
+            s.wbytes = 0;
+            on_written(f);
+        }
+    }
+    s.pumping = false;
+}
+
+void enqueue(int from_rank, int to_rank, frag f)
+{
+    f.wire = f.len + g_opt.header_bytes;
+    g_stats.fragments++;
+    stream &s = stream_of(g_mach[from_rank], g_mach[to_rank]);
+    s.q.push_back(f);
+    pump(s);
+}
+
+void send_rest(message *m)
+{
+    for (long long off = m->first; off < m->bytes; off += g_opt.max_send) {
+        long long len = m->bytes - off < g_opt.max_send ? m->bytes - off : g_opt.max_send;
+        enqueue(m->src, m->dst, frag{DATA, m, off, len, 0});
+    }
+}
+
+void on_written(const frag &f)
+{
+    message *m = f.m;
+    if (f.kind == EAGER || (f.kind == DATA && f.off + f.len == m->bytes)) complete(m->sreq);
+}
+
+void take(message *m, long long off, long long len)
+{
+    sim_request *q = m->rreq;
+    if (g_opt.move_data && len > 0) memcpy(q->buf + off, m->data.data() + off, (size_t)len);
+    q->got += len;
+    if (q->got == m->bytes) {
+        complete(q);
+        delete m;
+    }
+}
+
+/* The receive matched to m (m's first fragment has arrived): its bytes so far. */
+void matched(message *m, sim_request *q)
+{
+    if (m->bytes > q->bytes) fatal("a message longer than its receive");
+    m->rreq = q;
+    q->bytes = m->bytes;
+    if (m->first < m->bytes) {
+        g_stats.rendezvous++;
+        enqueue(m->dst, m->src, frag{ACK, m, 0, 0, 0});
+    }
+    take(m, 0, m->first);
+}
+
+bool matches(const sim_request *q, const message *m)
+{
+    return (q->peer == MPI_ANY_SOURCE || q->peer == m->src) && (q->tag == MPI_ANY_TAG || q->tag == m->tag);
+}
+
+void arrived_first(message *m)
+{
+    auto &posted = g_rank[m->dst].posted;
+    for (auto it = posted.begin(); it != posted.end(); ++it)
+        if (matches(*it, m)) {
+            sim_request *q = *it;
+            posted.erase(it);
+            matched(m, q);
+            return;
+        }
+    g_rank[m->dst].unexpected.push_back(m);
+}
+
+void deliver(const frag &f)
+{
+    switch (f.kind) {
+    case EAGER: case RNDV: arrived_first(f.m); break;
+    case ACK: send_rest(f.m); break;
+    case DATA: take(f.m, f.off, f.len); break;
+    case HELLO: break;
+    }
+}
+
+void on_recv(stream *s, Ptr<Socket> sock)
+{
+    while (Ptr<Packet> p = sock->Recv()) {
+        long long r = p->GetSize();
+        while (r > 0) {
+            if (s->q.empty()) fatal("bytes on a connection with nothing sent");
+            frag f = s->q.front();
+            long long take_n = f.wire - s->rbytes < r ? f.wire - s->rbytes : r;
+            s->rbytes += take_n;
+            r -= take_n;
+            if (s->rbytes == f.wire) {
+                s->q.pop_front();
+                s->wpos--;
+                s->rbytes = 0;
+                deliver(f);
+            }
+        }
+    }
+}
+
+void on_space(stream *s, Ptr<Socket>, uint32_t) { pump(*s); }
+
+/* Both sockets of machines a and b: a's writes stream a->b and reads b->a. */
+void on_cong_state(const TcpSocketState::TcpCongState_t, const TcpSocketState::TcpCongState_t now)
+{
+    if (now == TcpSocketState::CA_LOSS) g_stats.timeouts++;
+    if (now == TcpSocketState::CA_RECOVERY) g_stats.recoveries++;
+    if (getenv("TOPOCOLL_PACKET_TRACE") && (now == TcpSocketState::CA_LOSS || now == TcpSocketState::CA_RECOVERY))
+        fprintf(stderr, "C %d %.9f\n", (int)now, Simulator::Now().GetSeconds());
+}
+
+void attach(int a, int b, Ptr<Socket> sock)
+{
+    sock->TraceConnectWithoutContext("CongState", MakeCallback(&on_cong_state));
+    sock->TraceConnectWithoutContext("RTO", MakeCallback(+[](Time, Time now) {
+        if (now > Seconds(60) && getenv("TOPOCOLL_PACKET_TRACE"))
+            fprintf(stderr, "R %.6f rto %.3f\n", Simulator::Now().GetSeconds(), now.GetSeconds());
+    }));
+    sock->SetCloseCallbacks(MakeCallback(+[](Ptr<Socket>) { fatal("a TCP connection was closed"); }),
+                            MakeCallback(+[](Ptr<Socket>) {
+                                fatal("a TCP connection gave up (15 retransmissions of a segment unanswered)");
+                            }));
+    stream &out = stream_of(a, b), &in = stream_of(b, a);
+    out.wsock = sock;
+    out.up = true;
+    sock->SetRecvCallback(MakeBoundCallback(&on_recv, &in));
+    sock->SetSendCallback(MakeBoundCallback(&on_space, &out));
+    pump(out);
+}
+
+int machine_of_address(const Address &from)
+{
+    Ipv4Address a = InetSocketAddress::ConvertFrom(from).GetIpv4();
+    for (int m = 0; m < g_machines; m++)
+        if (g_net->machine_addr[m] == a) return m;
+    return -1;
+}
+
+void connection_done()
+{
+    if (--g_pending_connects == 0) Simulator::Stop();
+}
+
+}  // namespace
+
+/* ---- the world ---- */
+
+void sim_world_init(tree_net *net, const std::vector<int> &machine_of_rank, const mpi_options &o)
+{
+    g_net = net;
+    g_opt = o;
+    g_mach = machine_of_rank;
+    g_machines = (int)net->machine_addr.size();
+    g_rank = std::vector<rank_state>(machine_of_rank.size());
+}
+
+double sim_connect(const std::vector<char> &need, int machines)
+{
+    double t0 = Simulator::Now().GetSeconds();
+    std::vector<std::vector<int>> to(machines);
+    for (int a = 0; a < machines; a++)
+        for (int b = a + 1; b < machines; b++)
+            if (need[(size_t)a * machines + b]) to[a].push_back(b);
+    for (int b = 0; b < machines; b++) {
+        Ptr<Socket> l = probing_tcp_socket(g_net->node_of_machine(b), g_opt.loss_probes);
+        l->Bind(InetSocketAddress(Ipv4Address::GetAny(), PORT));
+        l->Listen();
+        l->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address &>(),
+                             MakeBoundCallback(+[](int b, Ptr<Socket> s, const Address &from) {
+                                 int a = machine_of_address(from);
+                                 if (a < 0) fatal("a connection from an unknown address");
+                                 attach(b, a, s);
+                                 connection_done();
+                             }, b));
+    }
+    for (int a = 0; a < machines; a++)
+        for (size_t k = 0; k < to[a].size(); k++) {
+            int b = to[a][k];
+            g_pending_connects += 2;
+            /* a machine opens its connections 100 us apart, not all in one burst */
+            Simulator::Schedule(MicroSeconds(100 * (int64_t)k), +[](int a, int b) {
+                Ptr<Socket> s = probing_tcp_socket(g_net->node_of_machine(a), g_opt.loss_probes);
+                s->Bind();
+                s->SetConnectCallback(MakeBoundCallback(+[](int a, int b, Ptr<Socket> s) {
+                                          /* a first message, so that the other end learns of the
+                                           * connection even when the handshake's last ACK is lost
+                                           * (ns-3 does not answer a repeated SYN-ACK) */
+                                          stream_of(a, b).q.push_back(frag{HELLO, nullptr, 0, 0,
+                                                                           g_opt.header_bytes});
+                                          attach(a, b, s);
+                                          connection_done();
+                                      }, a, b),
+                                      MakeCallback(+[](Ptr<Socket>) { fatal("a connection failed"); }));
+                s->Connect(InetSocketAddress(g_net->machine_addr[b], PORT));
+            }, a, b);
+        }
+    if (g_pending_connects) Simulator::Run();
+    if (g_pending_connects) fatal("connections did not come up");
+    return Simulator::Now().GetSeconds() - t0;
+}
+
+static void start_rank(int r, size_t stack_bytes)
+{
+    rank_state &k = g_rank[r];
+    free(k.stack);
+    k.stack = (char *)malloc(stack_bytes);
+    if (!k.stack) fatal("no memory for a rank's stack");
+    k.finished = false;
+    prepare_stack(r, stack_bytes);
+    k.scheduled = true;
+    Simulator::ScheduleNow(&resume, r);
+}
+
+/* What every unfinished rank waits for, when the run is stuck. */
+void report_stuck()
+{
+    int shown = 0;
+    for (size_t r = 0; r < g_rank.size() && shown < 8; r++) {
+        rank_state &k = g_rank[r];
+        if (k.finished) continue;
+        shown++;
+        fprintf(stderr, "  rank %zu: %zu receives posted (first from %d), %zu unexpected messages\n", r,
+                k.posted.size(), k.posted.empty() ? -1 : k.posted.front()->peer, k.unexpected.size());
+    }
+    size_t queued = 0, streams = 0;
+    for (auto &e : g_streams)
+        if (e.second->wpos < e.second->q.size()) { queued += e.second->q.size() - e.second->wpos; streams++; }
+    fprintf(stderr, "  %zu fragments wait to be written on %zu connections\n", queued, streams);
+}
+
+void sim_run_ranks(const std::function<void(int)> &body, size_t stack_bytes)
+{
+    /* a watchdog: napping ranks keep the clock going, so a run in which no
+     * request completes for a long simulated time is stuck, not slow */
+    g_last_progress = Simulator::Now().GetSeconds();
+    static std::function<void()> watch;
+    watch = [] {
+        if (Simulator::Now().GetSeconds() - g_last_progress > g_opt.stall_seconds) {
+            fprintf(stderr, "topocoll-packet: error: no message completed in %.0f simulated seconds (at %.1f s); "
+                    "the run is stuck:\n", g_opt.stall_seconds, Simulator::Now().GetSeconds());
+            report_stuck();
+            exit(3);
+        }
+        Simulator::Schedule(Seconds(10), +[] { watch(); });
+    };
+    Simulator::Schedule(Seconds(10), +[] { watch(); });
+    g_body = &body;
+    g_running = (int)g_rank.size();
+    for (size_t r = 0; r < g_rank.size(); r++) start_rank((int)r, stack_bytes);
+    Simulator::Run();
+    for (auto &k : g_rank)
+        if (!k.finished) fatal("the ranks stopped without finishing (a deadlock in the schedule?)");
+}
+
+void sim_barrier()
+{
+    rank_state &me = g_rank[g_cur];
+    if (++g_arrived == (int)g_rank.size()) {
+        g_arrived = 0;
+        for (size_t r = 0; r < g_rank.size(); r++)
+            if (g_rank[r].in_barrier) {
+                g_rank[r].in_barrier = false;
+                wake((int)r);
+            }
+        return;
+    }
+    me.in_barrier = true;
+    while (me.in_barrier) block();
+}
+
+void sim_sleep(double seconds)
+{
+    int r = g_cur;
+    /* whole nanoseconds (ns-3's clock), rounded up: a rank waiting for a
+     * time less than one tick ahead would otherwise never reach it */
+    int64_t ns = (int64_t)std::ceil(seconds * 1e9);
+    Simulator::Schedule(NanoSeconds(ns > 0 ? ns : 1), +[](int r) { resume(r); }, r);
+    switch_to_main(r);
+}
+
+extern "C" void sim_sleep_c(double seconds) { sim_sleep(seconds); }
+
+const sim_stats &sim_get_stats() { return g_stats; }
+void sim_reset_stats() { g_stats = sim_stats(); }
+
+/* ---- mpi.h ---- */
+
+extern "C" {
+
+int SIM_Comm_dup(MPI_Comm comm, MPI_Comm *out) { *out = comm; return MPI_SUCCESS; }
+int SIM_Comm_free(MPI_Comm *comm) { *comm = MPI_COMM_NULL; return MPI_SUCCESS; }
+int SIM_Comm_rank(MPI_Comm, int *rank) { *rank = g_cur; return MPI_SUCCESS; }
+int SIM_Comm_size(MPI_Comm, int *size) { *size = (int)g_rank.size(); return MPI_SUCCESS; }
+double SIM_Wtime(void) { return Simulator::Now().GetSeconds(); }
+int SIM_Type_size(MPI_Datatype, int *size) { *size = 1; return MPI_SUCCESS; }
+int SIM_Type_get_extent(MPI_Datatype, MPI_Aint *lb, MPI_Aint *ext) { *lb = 0; *ext = 1; return MPI_SUCCESS; }
+int SIM_Type_get_true_extent(MPI_Datatype, MPI_Aint *lb, MPI_Aint *ext) { *lb = 0; *ext = 1; return MPI_SUCCESS; }
+
+int SIM_Pack(const void *in, int count, MPI_Datatype, void *out, int size, int *pos, MPI_Comm)
+{
+    if (*pos + count > size) return MPI_ERR_TRUNCATE;
+    memcpy((char *)out + *pos, in, (size_t)count);
+    *pos += count;
+    return MPI_SUCCESS;
+}
+
+int SIM_Unpack(const void *in, int size, int *pos, void *out, int count, MPI_Datatype, MPI_Comm)
+{
+    if (*pos + count > size) return MPI_ERR_TRUNCATE;
+    memcpy(out, (const char *)in + *pos, (size_t)count);
+    *pos += count;
+    return MPI_SUCCESS;
+}
+
+int SIM_Isend(const void *buf, int count, MPI_Datatype, int dst, int tag, MPI_Comm, MPI_Request *req)
+{
+    const int me = g_cur;
+    if (dst < 0 || dst >= (int)g_rank.size() || dst == me) return MPI_ERR_OTHER;
+    sim_request *q = new sim_request{me, true, false, dst, tag, (char *)buf, count, 0};
+    *req = q;
+    message *m = new message{me, dst, tag, count, 0, q, nullptr, {}};
+    if (g_opt.move_data) m->data.assign((const char *)buf, (const char *)buf + count);
+    g_stats.messages++;
+    if (count > 0 && g_opt.move_data && ++g_data_messages == g_opt.corrupt_message) m->data[0] ^= 0x5A;
+    if (g_mach[me] == g_mach[dst]) {
+        /* shared memory: the send completes at once, the receiver has it after the copy */
+        m->first = m->bytes;
+        complete(q);
+        double t = g_opt.shm_latency + 8.0 * (double)count / g_opt.shm_rate;
+        Simulator::Schedule(Seconds(t), +[](message *m) { arrived_first(m); }, m);
+        return MPI_SUCCESS;
+    }
+    if (count + g_opt.header_bytes <= g_opt.eager_limit) {
+        m->first = count;
+        enqueue(me, dst, frag{EAGER, m, 0, count, 0});
+    } else {
+        m->first = g_opt.eager_limit - g_opt.header_bytes;
+        enqueue(me, dst, frag{RNDV, m, 0, m->first, 0});
+    }
+    return MPI_SUCCESS;
+}
+
+int SIM_Irecv(void *buf, int count, MPI_Datatype, int src, int tag, MPI_Comm, MPI_Request *req)
+{
+    const int me = g_cur;
+    sim_request *q = new sim_request{me, false, false, src, tag, (char *)buf, count, 0};
+    *req = q;
+    auto &un = g_rank[me].unexpected;
+    for (auto it = un.begin(); it != un.end(); ++it)
+        if (matches(q, *it)) {
+            message *m = *it;
+            un.erase(it);
+            matched(m, q);
+            return MPI_SUCCESS;
+        }
+    g_rank[me].posted.push_back(q);
+    return MPI_SUCCESS;
+}
+
+int SIM_Testall(int n, MPI_Request *req, int *flag, MPI_Status *)
+{
+    /* A napping rank tests the same array again and again (its 510
+     * receives at 256 ranks, every 200 us): the scan resumes where the last
+     * one stopped, since a completed request stays so until all are. */
+    rank_state &k = g_rank[g_cur];
+    int i = k.test_array == req && k.test_n == n ? k.test_from : 0;
+    for (; i < n; i++)
+        if (req[i] && !req[i]->done) {
+            k.test_array = req;
+            k.test_n = n;
+            k.test_from = i;
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    for (i = 0; i < n; i++) { delete req[i]; req[i] = MPI_REQUEST_NULL; }
+    k.test_array = nullptr;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+int SIM_Waitall(int n, MPI_Request *req, MPI_Status *st)
+{
+    int flag;
+    for (;;) {
+        SIM_Testall(n, req, &flag, st);
+        if (flag) return MPI_SUCCESS;
+        block();
+    }
+}
+
+int SIM_Iprobe(int src, int tag, MPI_Comm, int *flag, MPI_Status *)
+{
+    sim_request probe{g_cur, false, false, src, tag, nullptr, 0, 0};
+    *flag = 0;
+    for (message *m : g_rank[g_cur].unexpected)
+        if (matches(&probe, m)) { *flag = 1; break; }
+    return MPI_SUCCESS;
+}
+
+int SIM_Sendrecv(const void *sbuf, int scount, MPI_Datatype, int dst, int, void *rbuf, int rcount, MPI_Datatype,
+                 int src, int, MPI_Comm, MPI_Status *)
+{
+    if (dst != g_cur || src != g_cur || scount != rcount) return MPI_ERR_OTHER;   /* the executor's self block only */
+    if (g_opt.move_data) memmove(rbuf, sbuf, (size_t)scount);
+    return MPI_SUCCESS;
+}
+
+}  // extern "C"

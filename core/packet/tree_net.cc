@@ -1,0 +1,235 @@
+/* The switch tree in ns-3 (tree_net.h says what it builds). */
+#include "tree_net.h"
+
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+
+#include <unordered_map>
+
+using namespace ns3;
+
+namespace {
+
+/* An IPv4 packet and the point-to-point header a device queue counts. */
+constexpr uint32_t FULL_FRAME = 1500 + 2;
+/* Below this IPv4 length a packet is "short" (pure ACKs, MPI's zero-byte
+ * syncs): the testbed's sparse-first class (src/topocoll/testbed/net.py). */
+constexpr uint32_t SMALL_PACKET = 128;
+
+/* Routing on a tree: every node holds, per destination machine, the
+ * interface that leads towards it (down to the child whose subtree holds it,
+ * else up).  Packets to a machine's own address are delivered locally. */
+class TreeRouting : public Ipv4RoutingProtocol {
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("topocoll::TreeRouting").SetParent<Ipv4RoutingProtocol>().SetGroupName("Internet");
+        return tid;
+    }
+    std::vector<int32_t> out;                               /* per machine: interface, -1 none */
+    const std::unordered_map<uint32_t, int> *machine_of = nullptr;   /* address -> machine */
+    Ipv4Address own;                                         /* a machine's address; 0 for a switch */
+
+    Ptr<Ipv4Route> route_to(Ipv4Address dst)
+    {
+        auto it = machine_of->find(dst.Get());
+        if (it == machine_of->end() || out[it->second] < 0) return nullptr;
+        int32_t ifi = out[it->second];
+        Ptr<Ipv4Route> r = Create<Ipv4Route>();
+        r->SetDestination(dst);
+        r->SetGateway(Ipv4Address::GetZero());
+        r->SetSource(own == Ipv4Address() ? ipv4->GetAddress(ifi, 0).GetLocal() : own);
+        r->SetOutputDevice(ipv4->GetNetDevice(ifi));
+        return r;
+    }
+    Ptr<Ipv4Route> RouteOutput(Ptr<Packet>, const Ipv4Header &h, Ptr<NetDevice>, Socket::SocketErrno &err) override
+    {
+        Ptr<Ipv4Route> r = route_to(h.GetDestination());
+        err = r ? Socket::ERROR_NOTERROR : Socket::ERROR_NOROUTETOHOST;
+        return r;
+    }
+    bool RouteInput(Ptr<const Packet> p, const Ipv4Header &h, Ptr<const NetDevice> idev, UnicastForwardCallback ucb,
+                    MulticastForwardCallback, LocalDeliverCallback lcb, ErrorCallback ecb) override
+    {
+        if (own != Ipv4Address() && h.GetDestination() == own) {
+            lcb(p, h, ipv4->GetInterfaceForDevice(idev));
+            return true;
+        }
+        Ptr<Ipv4Route> r = route_to(h.GetDestination());
+        if (!r) { ecb(p, h, Socket::ERROR_NOROUTETOHOST); return false; }
+        ucb(r, p, h);
+        return true;
+    }
+    void NotifyInterfaceUp(uint32_t) override {}
+    void NotifyInterfaceDown(uint32_t) override {}
+    void NotifyAddAddress(uint32_t, Ipv4InterfaceAddress) override {}
+    void NotifyRemoveAddress(uint32_t, Ipv4InterfaceAddress) override {}
+    void SetIpv4(Ptr<Ipv4> i) override { ipv4 = i; }
+    void PrintRoutingTable(Ptr<OutputStreamWrapper>, Time::Unit) const override {}
+
+  private:
+    Ptr<Ipv4> ipv4;
+};
+
+class TreeRoutingHelper : public Ipv4RoutingHelper {
+  public:
+    TreeRoutingHelper *Copy() const override { return new TreeRoutingHelper(*this); }
+    Ptr<Ipv4RoutingProtocol> Create(Ptr<Node>) const override { return CreateObject<TreeRouting>(); }
+};
+
+/* A machine's egress queue: a short packet (a pure ACK, MPI's zero-byte
+ * sync) of a flow with nothing in the bulk queue goes ahead of the bulk
+ * backlog, each class a FIFO of `limit` packets -- what fq_codel, a stock
+ * host's qdisc, does for a sparse flow, and the testbed's htb with a
+ * priority class stands in for.  Unlike that htb (which classifies by length
+ * alone), a flow's packets never overtake each other here: ns-3's TCP has no
+ * RACK, so a reordered sync behind bulk data of its own connection drew
+ * duplicate ACKs, fast retransmits and timeouts (faraj-yuan on 2 x 8
+ * machines at 32 KB: 550 ms, 184 without), where Linux waits them out. */
+class SmallFirstQueueDisc : public QueueDisc {
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("topocoll::SmallFirstQueueDisc")
+                                .SetParent<QueueDisc>()
+                                .SetGroupName("TrafficControl")
+                                .AddConstructor<SmallFirstQueueDisc>();
+        return tid;
+    }
+    SmallFirstQueueDisc() : QueueDisc(QueueDiscSizePolicy::NO_LIMITS) {}
+    uint32_t limit = 1000;
+    bool small_first = true;
+
+  private:
+    std::unordered_map<uint32_t, uint32_t> bulk;   /* flow hash -> its packets in the bulk band */
+
+    bool DoEnqueue(Ptr<QueueDiscItem> item) override
+    {
+        uint32_t flow = item->Hash(0);
+        auto it = bulk.find(flow);
+        size_t band = small_first && item->GetSize() < SMALL_PACKET && (it == bulk.end() || it->second == 0) ? 0 : 1;
+        if (GetInternalQueue(band)->GetNPackets() >= limit) {
+            DropBeforeEnqueue(item, "queue full");
+            return false;
+        }
+        if (!GetInternalQueue(band)->Enqueue(item)) return false;
+        if (band == 1) bulk[flow]++;
+        return true;
+    }
+    Ptr<QueueDiscItem> DoDequeue() override
+    {
+        if (Ptr<QueueDiscItem> item = GetInternalQueue(0)->Dequeue()) return item;
+        Ptr<QueueDiscItem> item = GetInternalQueue(1)->Dequeue();
+        if (item) {
+            auto it = bulk.find(item->Hash(0));
+            if (it != bulk.end() && --it->second == 0) bulk.erase(it);
+        }
+        return item;
+    }
+    bool CheckConfig() override
+    {
+        while (GetNInternalQueues() < 2)
+            AddInternalQueue(CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>(
+                "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, limit + 1))));
+        return true;
+    }
+    void InitializeParams() override {}
+};
+
+}  // namespace
+
+std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net &net)
+{
+    static std::unordered_map<uint32_t, int> machine_of;   /* lives as long as the simulation */
+    machine_of.clear();
+    const int nodes = tc_topology_num_nodes(t), p = tc_topology_num_machines(t);
+    net.node.clear();
+    for (int n = 0; n < nodes; n++) net.node.push_back(CreateObject<Node>());
+    InternetStackHelper stack;
+    TreeRoutingHelper routing;
+    stack.SetRoutingHelper(routing);
+    stack.SetIpv6StackInstall(false);
+    for (auto &n : net.node) stack.Install(n);
+    net.machine_addr.assign(p, Ipv4Address());
+    net.machine_node.assign(p, -1);
+    for (int r = 0; r < p; r++) net.machine_node[r] = tc_topology_machine_node(t, r);
+    for (int r = 0; r < p; r++) {
+        net.machine_addr[r] = Ipv4Address((10u << 24) + (uint32_t)r + 1);
+        machine_of[net.machine_addr[r].Get()] = r;
+    }
+    auto route = [&](int n) { return DynamicCast<TreeRouting>(net.node[n]->GetObject<Ipv4>()->GetRoutingProtocol()); };
+    for (int n = 0; n < nodes; n++) {
+        Ptr<TreeRouting> tr = route(n);
+        tr->out.assign(p, -1);
+        tr->machine_of = &machine_of;
+        int r = tc_topology_machine_rank(t, n);
+        if (r >= 0) tr->own = net.machine_addr[r];
+    }
+    /* a packet for a device whose queue is full (flow control stopped it)
+     * is dropped by the node's traffic-control layer, not by the queue */
+    for (int n = 0; n < nodes; n++)
+        if (!net.node[n]->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
+            "TcDrop", MakeBoundCallback(+[](uint64_t *c, Ptr<const Packet>) { ++*c; },
+                                      tc_topology_machine_rank(t, n) >= 0 ? &net.drops_host : &net.drops_switch)))
+            return "ns-3's traffic-control layer has no TcDrop trace";
+    uint32_t next_switch_addr = (11u << 24) + 1;
+    const int links = tc_topology_num_links(t);
+    for (int l = 0; l < links; l++) {
+        int child, parent;
+        double bw, lat;
+        tc_topology_link(t, l, &child, &parent, &bw, &lat);
+        if (child < 0 || parent < 0) return "link " + std::to_string(l) + " has no ends";
+        PointToPointHelper p2p;
+        p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate((uint64_t)(bw > 0 ? bw : o.rate_bps))));
+        p2p.SetChannelAttribute("Delay", TimeValue(Seconds(lat > 0 ? lat : o.latency_s)));
+        p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize",
+                     QueueSizeValue(QueueSize(QueueSizeUnit::BYTES, (uint32_t)o.switch_queue_packets * FULL_FRAME)));
+        NetDeviceContainer d = p2p.Install(net.node[child], net.node[parent]);
+        bool child_is_machine = tc_topology_machine_rank(t, child) >= 0;
+        for (int side = 0; side < 2; side++)
+            for (const char *src : {"MacTxDrop", "PhyTxDrop", "PhyRxDrop"})
+                if (!d.Get(side)->TraceConnectWithoutContext(src, MakeBoundCallback(
+                        +[](uint64_t *c, Ptr<const Packet>) { ++*c; }, &net.drops_device)))
+                    return std::string("ns-3's point-to-point device has no trace ") + src;
+        for (int side = 0; side < 2; side++) {
+            int n = side == 0 ? child : parent;
+            Ptr<NetDevice> dev = d.Get(side);
+            Ptr<Ipv4> ip = net.node[n]->GetObject<Ipv4>();
+            int32_t ifi = ip->AddInterface(dev);
+            int r = tc_topology_machine_rank(t, n);
+            Ipv4Address a = r >= 0 ? net.machine_addr[r] : Ipv4Address(next_switch_addr++);
+            ip->AddAddress(ifi, Ipv4InterfaceAddress(a, Ipv4Mask("255.255.255.255")));
+            ip->SetUp(ifi);
+            Ptr<Queue<Packet>> q = DynamicCast<PointToPointNetDevice>(dev)->GetQueue();
+            if (side == 0 && child_is_machine) {
+                /* the machine's egress: a short device queue under the qdisc that holds the backlog */
+                q->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, 2));
+                Ptr<SmallFirstQueueDisc> qd = CreateObject<SmallFirstQueueDisc>();
+                qd->limit = (uint32_t)o.host_queue_packets;
+                qd->small_first = o.host_small_first;
+                Ptr<TrafficControlLayer> tcl = net.node[n]->GetObject<TrafficControlLayer>();
+                tcl->SetRootQueueDiscOnDevice(dev, qd);
+                qd->TraceConnectWithoutContext("Drop", MakeBoundCallback(
+                    +[](uint64_t *c, Ptr<const QueueDiscItem>) { ++*c; }, &net.drops_host));
+                q->TraceConnectWithoutContext("Drop", MakeBoundCallback(
+                    +[](uint64_t *c, Ptr<const Packet>) { ++*c; }, &net.drops_host));
+            } else {
+                q->TraceConnectWithoutContext("Drop", MakeBoundCallback(
+                    +[](uint64_t *c, Ptr<const Packet>) { ++*c; }, &net.drops_switch));
+            }
+        }
+        /* the routes through this link: down to every machine below the child */
+        Ptr<Ipv4> cip = net.node[child]->GetObject<Ipv4>(), pip = net.node[parent]->GetObject<Ipv4>();
+        int32_t cif = cip->GetInterfaceForDevice(d.Get(0)), pif = pip->GetInterfaceForDevice(d.Get(1));
+        std::vector<char> below(p, 0);
+        for (int r = 0; r < p; r++)
+            for (int n = tc_topology_machine_node(t, r); n >= 0; n = tc_topology_node_parent(t, n))
+                if (n == child) { below[r] = 1; break; }
+        Ptr<TreeRouting> cr = route(child), pr = route(parent);
+        for (int r = 0; r < p; r++) {
+            if (below[r]) pr->out[r] = pif;
+            else cr->out[r] = cif;   /* up: everything not below the child */
+        }
+    }
+    return "";
+}

@@ -1,0 +1,40 @@
+/* The switch tree in ns-3 (tree_net.cc): a node per machine and switch of a
+ * topocoll topology, a point-to-point link per tree link at its rate, the
+ * switch ports' DropTail queues, the machines' egress queue, and routing up
+ * and down the tree by a table (each node's interface towards each machine). */
+#ifndef TOPOCOLL_TREE_NET_H
+#define TOPOCOLL_TREE_NET_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+
+extern "C" {
+#include "topocoll/topocoll.h"
+}
+
+struct net_options {
+    double rate_bps;              /* links the topology gives no rate */
+    double latency_s;             /* one-way delay of a link the topology gives none */
+    int switch_queue_packets;     /* a switch port's buffer, full-size frames */
+    int host_queue_packets;       /* a machine's egress queue (txqueuelen) */
+    bool host_small_first;        /* the machine's queue sends short packets first */
+};
+
+struct tree_net {
+    std::vector<ns3::Ptr<ns3::Node>> node;        /* per topology node */
+    std::vector<ns3::Ipv4Address> machine_addr;   /* per machine rank */
+    std::vector<int> machine_node;                /* per machine rank: its topology node */
+    uint64_t drops_switch = 0, drops_host = 0;    /* packets dropped at full queues */
+    uint64_t drops_device = 0;                    /* lost by a device (none expected) */
+    ns3::Ptr<ns3::Node> node_of_machine(int r) const { return node[machine_node[r]]; }
+};
+
+/* Build t's network; returns an empty string or the problem. */
+std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net &net);
+
+#endif
