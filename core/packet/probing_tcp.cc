@@ -5,8 +5,8 @@
  * and has data in flight, a probe is due 2 x SRTT after the last send or
  * ACK (plus the 200 ms delayed-ACK allowance when one segment is in flight,
  * else 2 ms), unless the retransmission timeout comes first; it sends new
- * data if there is some, else the last segment again.  Its ACK carries SACK
- * blocks above the hole, and with a duplicate-ACK threshold of 1 (set by
+ * data if there is some, else the last segment again.  Its ACK carries
+ * SACK blocks above the hole, and with a duplicate-ACK threshold of 1 (set by
  * the caller: the simulated tree never reorders a flow's packets, so a hole
  * below SACKed data is a loss, as RACK concludes) fast recovery repairs the
  * tail instead of a timeout. */
@@ -35,6 +35,10 @@ class ProbingTcp : public TcpSocketBase {
     {
         restart_after_idle();
         uint32_t n = TcpSocketBase::SendDataPacket(seq, maxSize, withAck);
+        if (n > 0 && seq + n >= m_tcb->m_highTxMark.Get()) {
+            last_seq = seq;
+            last_len = n;
+        }
         last_send = Simulator::Now();
         arm();
         return n;
@@ -48,6 +52,8 @@ class ProbingTcp : public TcpSocketBase {
   private:
     EventId probe_event;
     Time last_send = Seconds(-1);
+    SequenceNumber32 last_seq;       /* the highest segment sent: where it starts, */
+    uint32_t last_len = 0;           /* and its bytes */
 
     /* Linux's slow start after idle (net.ipv4.tcp_slow_start_after_idle,
      * on by default; tcp_cwnd_restart): a connection that sent nothing for
@@ -92,10 +98,13 @@ class ProbingTcp : public TcpSocketBase {
         if (m_txBuffer->SizeFromSequence(next) > 0) {
             TcpSocketBase::SendDataPacket(next, mss, true);
             m_tcb->m_nextTxSequence += std::min(mss, m_txBuffer->SizeFromSequence(next));
-        } else {
-            SequenceNumber32 last = m_tcb->m_highTxMark.Get() - mss;
-            if (last < m_txBuffer->HeadSequence()) last = m_txBuffer->HeadSequence();
-            TcpSocketBase::SendDataPacket(last, mss, true);
+        } else if (last_len > 0 && last_seq >= m_txBuffer->HeadSequence()) {
+            /* the last segment again, on the boundaries it was sent with
+             * (sent at highTxMark - MSS instead, across two of ns-3's
+             * segments, it left a 256-machine run with a connection that
+             * never sent again; the first unacknowledged segment instead
+             * drew duplicate ACKs that started needless recoveries) */
+            TcpSocketBase::SendDataPacket(last_seq, last_len, true);
         }
     }
 };
