@@ -7,7 +7,7 @@
  * machine is planned as a small switch holding them, and `auto` picks
  * faraj-yuan on that tree.  The executor (tc_exec.h) runs the plan.
  */
-#include "tc_exec.h"
+#include "tc_exec_ir.h"
 #include "pmpi_shared.h"
 
 #include <limits.h>
@@ -182,9 +182,7 @@ static const tc_topology *tree_for(comm_plan *cp, int algorithm)
 
 void pmpi_tables(const tc_schedule *s, tcx_schedule *out)
 {
-    *out = (tcx_schedule){tc_schedule_algorithm(s), tc_schedule_num_ranks(s), tc_schedule_num_steps(s),
-                          (const long long *)tc_schedule_step_begins(s), (const tcx_op *)tc_schedule_ops(s),
-                          tc_schedule_blocks(s), tc_schedule_num_syncs(s), (const long long *)tc_schedule_syncs(s)};
+    *out = tcx_tables_of(s);
 }
 
 /* Untuned auto: the model's prediction for faraj-yuan and for the MPI's own

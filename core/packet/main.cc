@@ -30,7 +30,7 @@
 #include "tree_net.h"
 
 extern "C" {
-#include "tc_exec.h"
+#include "tc_exec_ir.h"
 }
 
 using namespace ns3;
@@ -246,12 +246,7 @@ int main(int argc, char **argv)
         if (tc_alltoall_plan_with_options(plan.c_str(), plan_topo, &opt, 1, &sched) != TC_OK)
             usage_error("planning " + plan + " failed: " + tc_error_message());
     }
-    tcx_schedule tables{};
-    if (sched)
-        tables = tcx_schedule{tc_schedule_algorithm(sched), tc_schedule_num_ranks(sched), tc_schedule_num_steps(sched),
-                              (const long long *)tc_schedule_step_begins(sched), (const tcx_op *)tc_schedule_ops(sched),
-                              tc_schedule_blocks(sched), tc_schedule_num_syncs(sched),
-                              (const long long *)tc_schedule_syncs(sched)};
+    const tcx_schedule tables = sched ? tcx_tables_of(sched) : tcx_schedule{};
     const bool paced = alg >= 0 && !native && o.pace != "off" && tc_algorithm_runs_with_syncs(alg);
     const double lead = o.pace_lead >= 0 ? o.pace_lead : alg >= 0 ? tc_pace_lead(alg, plan_topo, default_rate) : 0;
 
@@ -275,9 +270,7 @@ int main(int argc, char **argv)
     mo.move_data = check;
     mo.loss_probes = o.loss_probes;
     mo.corrupt_message = o.corrupt_message;
-    std::vector<int> mach(p);
-    for (int r = 0; r < p; r++) mach[r] = r;
-    sim_world_init(&net, mach, mo);
+    sim_world_init(&net, mo);
     std::vector<char> need((size_t)p * p, sched ? 0 : 1);
     const tc_op *ops = sched ? tc_schedule_ops(sched) : nullptr;
     for (int64_t k = 0; sched && k < tc_schedule_num_ops(sched); k++) {
@@ -324,12 +317,6 @@ int main(int argc, char **argv)
         st.pace.lead = lead;
         st.pace.piece_bytes = (int)o.piece_size;
         st.nap = sim_sleep;
-        if (getenv("TOPOCOLL_PACKET_TRACE")) {
-            st.trace = +[](void *ctx, int ev, long long op, double when) {
-                fprintf(stderr, "T %d %d %lld %.9f\n", *(int *)ctx, ev, op, when);
-            };
-            st.trace_ctx = new int(me);
-        }
         st.nap_max = o.nap;
         unsigned char *s = sbuf[check ? me : 0].data(), *rv = rbuf[check ? me : 0].data();
         for (int c = 0; c < calls; c++) {

@@ -74,8 +74,7 @@ struct rank_state {
 
 tree_net *g_net;
 mpi_options g_opt;
-std::vector<int> g_mach;                      /* machine of each rank */
-int g_machines = 0;
+int g_machines = 0;                           /* = ranks: one a machine */
 std::vector<rank_state> g_rank;
 int g_cur = -1, g_arrived = 0, g_running = 0;
 #if defined(__x86_64__)
@@ -228,7 +227,7 @@ void enqueue(int from_rank, int to_rank, frag f)
 {
     f.wire = f.len + g_opt.header_bytes;
     g_stats.fragments++;
-    stream &s = stream_of(g_mach[from_rank], g_mach[to_rank]);
+    stream &s = stream_of(from_rank, to_rank);
     s.q.push_back(f);
     pump(s);
 }
@@ -326,17 +325,11 @@ void on_cong_state(const TcpSocketState::TcpCongState_t, const TcpSocketState::T
 {
     if (now == TcpSocketState::CA_LOSS) g_stats.timeouts++;
     if (now == TcpSocketState::CA_RECOVERY) g_stats.recoveries++;
-    if (getenv("TOPOCOLL_PACKET_TRACE") && (now == TcpSocketState::CA_LOSS || now == TcpSocketState::CA_RECOVERY))
-        fprintf(stderr, "C %d %.9f\n", (int)now, Simulator::Now().GetSeconds());
 }
 
 void attach(int a, int b, Ptr<Socket> sock)
 {
     sock->TraceConnectWithoutContext("CongState", MakeCallback(&on_cong_state));
-    sock->TraceConnectWithoutContext("RTO", MakeCallback(+[](Time, Time now) {
-        if (now > Seconds(60) && getenv("TOPOCOLL_PACKET_TRACE"))
-            fprintf(stderr, "R %.6f rto %.3f\n", Simulator::Now().GetSeconds(), now.GetSeconds());
-    }));
     sock->SetCloseCallbacks(MakeCallback(+[](Ptr<Socket>) { fatal("a TCP connection was closed"); }),
                             MakeCallback(+[](Ptr<Socket>) {
                                 fatal("a TCP connection gave up (15 retransmissions of a segment unanswered)");
@@ -366,13 +359,12 @@ void connection_done()
 
 /* ---- the world ---- */
 
-void sim_world_init(tree_net *net, const std::vector<int> &machine_of_rank, const mpi_options &o)
+void sim_world_init(tree_net *net, const mpi_options &o)
 {
     g_net = net;
     g_opt = o;
-    g_mach = machine_of_rank;
     g_machines = (int)net->machine_addr.size();
-    g_rank = std::vector<rank_state>(machine_of_rank.size());
+    g_rank = std::vector<rank_state>(g_machines);
 }
 
 double sim_connect(const std::vector<char> &need, int machines)
@@ -543,14 +535,6 @@ int SIM_Isend(const void *buf, int count, MPI_Datatype, int dst, int tag, MPI_Co
     if (g_opt.move_data) m->data.assign((const char *)buf, (const char *)buf + count);
     g_stats.messages++;
     if (count > 0 && g_opt.move_data && ++g_data_messages == g_opt.corrupt_message) m->data[0] ^= 0x5A;
-    if (g_mach[me] == g_mach[dst]) {
-        /* shared memory: the send completes at once, the receiver has it after the copy */
-        m->first = m->bytes;
-        complete(q);
-        double t = g_opt.shm_latency + 8.0 * (double)count / g_opt.shm_rate;
-        Simulator::Schedule(Seconds(t), +[](message *m) { arrived_first(m); }, m);
-        return MPI_SUCCESS;
-    }
     if (count + g_opt.header_bytes <= g_opt.eager_limit) {
         m->first = count;
         enqueue(me, dst, frag{EAGER, m, 0, count, 0});

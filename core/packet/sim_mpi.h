@@ -20,8 +20,6 @@ struct mpi_options {
     int header_bytes = 32;           /* each fragment's headers (ob1 + BTL) */
     long long eager_limit = 65536;   /* btl_tcp_eager_limit */
     long long max_send = 131072;     /* btl_tcp_max_send_size */
-    double shm_latency = 1e-6;       /* ranks on one machine: seconds a message, */
-    double shm_rate = 4e10;          /* and bit/s */
     bool move_data = false;          /* carry the bytes themselves (for checking them) */
     bool loss_probes = true;         /* TCP probes a lost tail as Linux does (probing_tcp.h) */
     long long corrupt_message = 0;   /* for testing the check: flip a byte of the k-th message with data */
@@ -33,8 +31,8 @@ struct sim_stats {
     uint64_t timeouts = 0, recoveries = 0;   /* TCP: retransmission timeouts, fast recoveries */
 };
 
-/* The simulated world: p ranks on machines machine_of_rank, connected by net. */
-void sim_world_init(tree_net *net, const std::vector<int> &machine_of_rank, const mpi_options &o);
+/* The simulated world: a rank on each machine of net (rank r on machine r). */
+void sim_world_init(tree_net *net, const mpi_options &o);
 /* Open the TCP connections of the pairs of machines that will talk
  * (need[a * m + b], a < b); then run ns-3 until they are up.  Returns the
  * simulated time it took. */
