@@ -75,7 +75,8 @@ int main(void)
     CHECK(at_bound >= trees * 99 / 100, "%d of %d trees at the bound", at_bound, trees);
 
     /* the pacing facts the executors share: a path's narrowest link times
-     * TCP's goodput; the capacitated lead only where a link carries several */
+     * TCP's goodput (more of it through faster switch links); the
+     * capacitated lead only where a link carries several */
     tc_topology *ls = NULL, *flat = NULL;
     const char *leaf_spine = "bandwidth: 100Mbit\nswitches:\n  - name: root\n    switches: [a, b]\n"
                              "  - name: a\n    machines: [m0, m1]\n    uplink: {bandwidth: 200Mbit}\n"
@@ -85,7 +86,16 @@ int main(void)
     if (ls && flat) {
         double rate[4];
         CHECK(tc_pace_rates(ls, 0, 0, rate) == 3 && rate[0] == 0 && rate[1] == 1e8 * TC_TCP_GOODPUT &&
-                  rate[3] == 1e8 * TC_TCP_GOODPUT, "leaf-spine rates %g %g %g", rate[0], rate[1], rate[3]);
+                  rate[3] == 1e8 * TC_TCP_GOODPUT_FAST_CORE, "leaf-spine rates %g %g %g", rate[0], rate[1], rate[3]);
+        tc_topology *half = NULL;   /* one uplink as slow as the hosts: an equally loaded hop on the way */
+        const char *half_fast = "bandwidth: 100Mbit\nswitches:\n  - name: root\n    switches: [a, b]\n"
+                                "  - name: a\n    machines: [m0, m1]\n    uplink: {bandwidth: 200Mbit}\n"
+                                "  - name: b\n    machines: [m2, m3]\n";
+        CHECK(tc_topology_parse(half_fast, strlen(half_fast), TC_FORMAT_YAML, "half", &half) == TC_OK, "%s",
+              tc_error_message());
+        CHECK(half && tc_pace_rates(half, 0, 0, rate) == 3 && rate[2] == 1e8 * TC_TCP_GOODPUT,
+              "a path through an uplink at the hosts' rate: %g", rate[2]);
+        tc_topology_destroy(half);
         CHECK(tc_pace_rates(flat, 1, 0, rate) == 0, "no rates known without a bandwidth");
         CHECK(tc_pace_rates(flat, 1, 1e9, rate) == 3 && rate[2] == 1e9 * TC_TCP_GOODPUT, "given bandwidth");
         int cap = tc_algorithm_find("capacitated"), fy = tc_algorithm_find("faraj-yuan");

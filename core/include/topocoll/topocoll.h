@@ -457,10 +457,19 @@ const char *tc_phase_order_name(int order);   /* NULL past the last */
  * measured best (docs/pacing.md): a clock a little slower than the data
  * leaves a late message room instead of an overlap with the next. */
 #define TC_TCP_GOODPUT 0.92
+/* The share on a path whose narrowest links are only its two machines' own,
+ * the switch-to-switch links between them faster (a leaf-spine's uplinks):
+ * no equally loaded hop in between slows a message below its frame-counted
+ * rate, and 0.935 measured best there (12 machines, 3 x 4 leaf-spine,
+ * 100 Mbit/s hosts, 200 Mbit/s uplinks, 128 KB: faraj-yuan 1.6 % and the
+ * capacitated plan 0.3-1.2 % faster than at 0.92; on equal links 0.92 stays
+ * ahead, docs/results/2026-11-25-capacitated-goodput.md). */
+#define TC_TCP_GOODPUT_FAST_CORE 0.935
 /* Pacing rates from machine me to every machine of t (rate[p], bit/s; 0 for
  * me and where a path's rate is unknown): the path's narrowest link
  * (bandwidth where the topology gives none; 0: unknown) times
- * TC_TCP_GOODPUT.  Returns how many are known. */
+ * TC_TCP_GOODPUT_FAST_CORE on a path that crosses switch-to-switch links
+ * all faster than that, else TC_TCP_GOODPUT.  Returns how many are known. */
 int tc_pace_rates(const tc_topology *t, int me, double bandwidth, double *rate);
 /* The pace lead a plan of algorithm (registry index) on t runs with when the
  * user gives none: TC_DEFAULT_CAPACITATED_PACE_LEAD for a capacitated plan
