@@ -173,6 +173,8 @@ def test_local_group_given_clusters():
     ("TOPOCOLL_BANDWIDTH", "1e308", "TOPOCOLL_BANDWIDTH=1e308: rate '1e308' is outside the plausible range"),
     ("TOPOCOLL_BANDWIDTH", "0x10", "TOPOCOLL_BANDWIDTH=0x10"),
     ("TOPOCOLL_PACE_LEAD", "-1ms", "TOPOCOLL_PACE_LEAD=-1ms"),
+    ("TOPOCOLL_PACE_LEAD_SHARE", "101", "TOPOCOLL_PACE_LEAD_SHARE=101: expected a whole number from 0 to 100"),
+    ("TOPOCOLL_PACE_LEAD_SHARE", "8%", "TOPOCOLL_PACE_LEAD_SHARE=8%"),
     ("TOPOCOLL_PIECE_SIZE", "0", "TOPOCOLL_PIECE_SIZE=0"),
     ("TOPOCOLL_NAP", "-1ms", "TOPOCOLL_NAP=-1ms"),
     ("TOPOCOLL_NAP", "1e9s", "TOPOCOLL_NAP=1e9s"),

@@ -203,10 +203,11 @@ def test_executor_env_passes_rate_and_nap_unless_given():
     from topocoll._core import parse_rate
     record = {"rate_bps": 1e8}
     env = mpi.executor_env(record, {})
-    assert set(env) == {"TOPOCOLL_BANDWIDTH", "TOPOCOLL_NAP"} and env["TOPOCOLL_NAP"] == mpi.TESTBED_NAP
+    assert set(env) == {"TOPOCOLL_BANDWIDTH", "TOPOCOLL_NAP", "TOPOCOLL_PACE_LEAD_SHARE"}
+    assert env["TOPOCOLL_NAP"] == mpi.TESTBED_NAP and env["TOPOCOLL_PACE_LEAD_SHARE"] == "0"   # leads measured there
     # the rate the library reads is the testbed's (a bare number would be Mbit/s)
     assert parse_rate(env["TOPOCOLL_BANDWIDTH"]) == 1e8
-    given = {"TOPOCOLL_BANDWIDTH": "1Gbit", "TOPOCOLL_NAP": "0"}
+    given = {"TOPOCOLL_BANDWIDTH": "1Gbit", "TOPOCOLL_NAP": "0", "TOPOCOLL_PACE_LEAD_SHARE": "8"}
     assert mpi.executor_env(record, dict(given)) == given
 
 

@@ -344,6 +344,7 @@ void pmpi_state_options(tcx_state *st, const double *rate_to)
 {
     st->pace.rate_to = rate_to;
     st->pace.lead = pmpi_cfg.pace_lead;
+    st->pace.lead_share = pmpi_cfg.pace_lead_given ? 0 : pmpi_cfg.pace_lead_share / 100.0;
     st->nap = pmpi_cfg.nap > 0 ? pmpi_nap : NULL;
     st->nap_max = pmpi_cfg.nap;
     st->pace.piece_bytes = (int)(pmpi_cfg.piece_size < INT_MAX ? pmpi_cfg.piece_size : INT_MAX);

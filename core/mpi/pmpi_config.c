@@ -56,6 +56,8 @@ static const struct var {
     {"TOPOCOLL_PACE", 0, WORD, AT(pace), DEFAULT_PACE, 0, 0, NULL, pace_words},
     {"TOPOCOLL_BANDWIDTH", 0, RATE, AT(bandwidth), 0, 0, 0, "100Mbit or 1Gbit (a bare number is Mbit/s)", NULL},
     {"TOPOCOLL_PACE_LEAD", 0, TIME, AT(pace_lead), TC_DEFAULT_PACE_LEAD, 0, 0, "2ms", NULL},
+    {"TOPOCOLL_PACE_LEAD_SHARE", 0, WHOLE, AT(pace_lead_share), TC_DEFAULT_PACE_LEAD_SHARE * 100 + 0.5, 0, 100,
+     "8 (percent of a step's link time; 0: no cap)", NULL},
     {"TOPOCOLL_PIECE_SIZE", 0, SIZE, AT(piece_size), 64000, 1, 0, "64000 or 32K", NULL},
     {"TOPOCOLL_NAP", 0, TIME, AT(nap), DEFAULT_NAP, 0, 0, "200us, or 0 to spin", NULL},
     {"TOPOCOLL_TRACE", 0, TEXT, AT(trace), 0, 0, 0, NULL, NULL},

@@ -50,7 +50,8 @@ typedef struct pmpi_config {
     int pace;                     /* TOPOCOLL_PACE: 0 off, 1 auto, 2 on */
     double bandwidth;             /* TOPOCOLL_BANDWIDTH, bit/s (0: unknown) */
     double pace_lead, nap;        /* TOPOCOLL_PACE_LEAD, TOPOCOLL_NAP, seconds */
-    int pace_lead_given;          /* TOPOCOLL_PACE_LEAD set: no default of our own */
+    int pace_lead_given;          /* TOPOCOLL_PACE_LEAD set: no default of our own, no cap */
+    int pace_lead_share;          /* TOPOCOLL_PACE_LEAD_SHARE, percent (tcx_pacing's lead_share) */
     long long piece_size;         /* TOPOCOLL_PIECE_SIZE */
     int verbose, stats, check;    /* TOPOCOLL_VERBOSE, _STATS, _CHECK = 1 */
     const char *trace;            /* TOPOCOLL_TRACE: a path prefix, or NULL */

@@ -123,7 +123,9 @@ static int tcx_run_direct(tcx_state *st, tcx_side snd, tcx_side rcv)
         if (bytes_time > 0) {
             link_free = (link_free > t_step ? link_free : t_step) + bytes_time;
             st->pace.paced_steps += notifies;
-            if (rc == MPI_SUCCESS) rc = tcx_idle_until(st, link_free - st->pace.lead);
+            double lead = st->pace.lead;
+            if (st->pace.lead_share > 0 && st->pace.lead_share * bytes_time < lead) lead = st->pace.lead_share * bytes_time;
+            if (rc == MPI_SUCCESS) rc = tcx_idle_until(st, link_free - lead);
         }
         if (st->trace && notifies)
             for (int k = j; k < e; k++)

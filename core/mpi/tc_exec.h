@@ -100,10 +100,15 @@ typedef void (*tcx_trace_fn)(void *ctx, int event, long long op, double when);
  * take 8*bytes/rate_to[dst] after the later of the step's start and the last
  * step's end; a step's syncs leave, and its next step starts, at that end
  * less `lead` (never before the sends complete), the lead covering the
- * sync's own way to the next sender (docs/pacing.md). */
+ * sync's own way to the next sender (docs/pacing.md), at most `lead_share`
+ * of the step's link time where that is set: a longer lead only starts the
+ * next message early, and on a link handed over in every phase the
+ * overlaps add up. */
 typedef struct tcx_pacing {
     const double *rate_to;          /* per peer: path bandwidth usable by data, bit/s (0: unknown, no pacing) */
     double lead;                    /* seconds */
+    double lead_share;              /* > 0: a step's lead is at most this share of the step's link time
+                                     * (TC_DEFAULT_PACE_LEAD_SHARE) */
     int piece_bytes;                /* paced messages travel in pieces of at most this many bytes */
     long long paced_steps, split_messages;   /* counters, for the caller's statistics */
 } tcx_pacing;

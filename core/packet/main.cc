@@ -44,6 +44,8 @@ struct options {
               rcvbuf = 4 << 20;
     int warmup = 1, repetitions = 3, buffer = 100, host_queue_packets = 1000, sync_depth = 1, fanout = 0;
     double rate = 0, latency = 0, rto_min = 0.2, delayed_ack = 0.04, pace_lead = -1, nap = 200e-6;
+    double pace_lead_share = -1;   /* -1: the core's default where no lead is given */
+    double give_up = 0;        /* simulated seconds a call may take before the run stops (0: no limit) */
     int check = -1;            /* -1: when the buffers are small */
     bool loss_probes = true;   /* TCP recovers a lost tail as Linux does */
     long long corrupt_message = 0;
@@ -73,9 +75,12 @@ const char *HELP =
     "  --mss BYTES          TCP payload a segment [1448]; --sndbuf/--rcvbuf BYTES [4194304]\n"
     "  --pace auto|on|off   the executor's pacing [auto: on where link rates are known]\n"
     "  --pace-lead S        [the core's default for the plan]; --piece-size BYTES [64000]\n"
-    "  --nap S              longest nap of a waiting rank [0.0002, the testbed's]\n"
+    "  --pace-lead-share P  without --pace-lead, a step's lead is at most P % of its link time [8; 0: no cap]\n"
+    "  --nap S              longest nap of a waiting rank [0.0002, the testbed's]; 0: it spins, as the PMPI\n"
+    "                       library's ranks do off the testbed (modelled as waking the moment a message completes)\n"
     "  --sync-depth N, --phase-order NAME, --segment-size BYTES, --fanout N: the planner's options\n"
     "  --check | --no-check carry and check every byte [when the buffers fit in 1 GiB]\n"
+    "  --give-up S          stop a call still running S simulated seconds after it began; the JSON says so [0: never]\n"
     "  --progress           lines on stderr as calls start (after 5 s of wall time) and every simulated second (after 30 s)\n"
     "  --corrupt-message K  flip a byte of the K-th message with data (tests the check)\n";
 
@@ -133,8 +138,10 @@ options parse(int argc, char **argv)
             o.loss_probes = !strcmp(v, "on");
         }
         else if (a == "--pace-lead") o.pace_lead = number(a.c_str(), v);
+        else if (a == "--pace-lead-share") o.pace_lead_share = number(a.c_str(), v);
         else if (a == "--piece-size") o.piece_size = whole(a.c_str(), v, 1, 1LL << 30);
         else if (a == "--nap") o.nap = number(a.c_str(), v);
+        else if (a == "--give-up") o.give_up = number(a.c_str(), v);
         else if (a == "--sync-depth") o.sync_depth = (int)whole(a.c_str(), v, 1, 1 << 20);
         else if (a == "--phase-order") o.phase_order = v;
         else if (a == "--segment-size") o.segment_size = whole(a.c_str(), v, 1, 1LL << 30);
@@ -148,8 +155,11 @@ options parse(int argc, char **argv)
         usage_error("--congestion: '" + o.congestion + "'; valid: cubic, newreno");
     if (o.pace != "auto" && o.pace != "on" && o.pace != "off") usage_error("--pace: '" + o.pace + "'; valid: auto, on, off");
     if (o.rto_min <= 0 || o.rto_min > 60) usage_error("--rto-min: must be in (0, 60] seconds");
-    if (o.nap <= 0 || o.nap > 1) usage_error("--nap: must be in (0, 1] seconds (a simulated rank cannot spin)");
+    if (o.nap < 0 || o.nap > 1) usage_error("--nap: must be in [0, 1] seconds");
     if (o.pace_lead > 1) usage_error("--pace-lead: more than a second");
+    if (o.pace_lead_share != -1 && (o.pace_lead_share < 0 || o.pace_lead_share > 100))
+        usage_error("--pace-lead-share: must be a percentage from 0 to 100");
+    if (o.give_up < 0 || o.give_up > 1e6) usage_error("--give-up: must be in [0, 1e6] simulated seconds");
     return o;
 }
 
@@ -284,14 +294,17 @@ int main(int argc, char **argv)
         if (a != b) need[(size_t)a * p + b] = 1;
     }
     double connect_s = sim_connect(need, p);
+    const unsigned long long connect_drops = net.drops_switch + net.drops_host + net.drops_device;
     /* what follows counts the calls only, not the handshakes */
-    net.drops_switch = net.drops_host = net.drops_device = 0;
+    net.drops_switch = net.drops_host = net.drops_device = net.drops_unplaced = 0;
+    for (auto &pd : net.ports) pd.drops = 0;
     sim_reset_stats();
     probing_tcp_reset();
 
     /* the ranks */
     const int calls = o.warmup + o.repetitions;
     std::vector<std::vector<double>> dt(calls, std::vector<double>(p, 0));
+    std::vector<int> done(calls, 0);   /* ranks through each call */
     long long bad_bytes = 0;
     std::vector<double> rate_to((size_t)p * p, 0);
     for (int r = 0; paced && r < p; r++) tc_pace_rates(plan_topo, r, default_rate, &rate_to[(size_t)r * p]);
@@ -315,8 +328,9 @@ int main(int argc, char **argv)
         }
         st.pace.rate_to = paced ? &rate_to[(size_t)me * p] : nullptr;
         st.pace.lead = lead;
+        st.pace.lead_share = o.pace_lead >= 0 ? 0 : o.pace_lead_share >= 0 ? o.pace_lead_share / 100 : TC_DEFAULT_PACE_LEAD_SHARE;
         st.pace.piece_bytes = (int)o.piece_size;
-        st.nap = sim_sleep;
+        st.nap = o.nap > 0 ? sim_sleep : nullptr;   /* none: the executor's blocking waits, woken on completion */
         st.nap_max = o.nap;
         unsigned char *s = sbuf[check ? me : 0].data(), *rv = rbuf[check ? me : 0].data();
         for (int c = 0; c < calls; c++) {
@@ -330,12 +344,28 @@ int main(int argc, char **argv)
             if (me == 0 && o.progress && wall_now() - wall0 > 5)   /* long runs only */
                 fprintf(stderr, "topocoll-packet: call %d of %d (%s) starts at %.3f s simulated, %.1f s of wall time\n",
                         c + 1, calls, c < o.warmup ? "warm-up" : "timed", t0, wall_now() - wall0);
+            if (me == 0 && o.give_up > 0) {   /* a call too slow to matter: stop, say how far it got */
+                static std::function<void(int)> give_up;
+                give_up = [&, p](int call) {
+                    if (done[call] == p) return;
+                    printf("{\"algorithm\": \"%s\", \"machines\": %d, \"block\": %lld, \"times\": [], "
+                           "\"gave_up\": {\"call\": %d, \"after_s\": %.6g, \"ranks_done\": %d}, \"drops_switch\": %llu, "
+                           "\"tcp_timeouts\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"wall_s\": %.3f}\n",
+                           o.algorithm.c_str(), p, o.block, call + 1, o.give_up, done[call],
+                           (unsigned long long)net.drops_switch, (unsigned long long)sim_get_stats().timeouts,
+                           connect_s, connect_drops, wall_now() - wall0);
+                    fflush(stdout);
+                    _Exit(0);
+                };
+                Simulator::Schedule(Seconds(o.give_up), +[](int call) { give_up(call); }, c);
+            }
             if (native && !sched) native_openmpi_run(native, me, p, (const char *)s, (char *)rv, o.block);
             else if (tcx_alltoall(&st, s, (int)o.block, MPI_BYTE, rv, (int)o.block, MPI_BYTE) != MPI_SUCCESS) {
                 fprintf(stderr, "topocoll-packet: the executor failed on rank %d\n", me);
                 exit(3);
             }
             dt[c][me] = SIM_Wtime() - t0;
+            done[c]++;
             if (check)
                 for (int from = 0; from < p; from++)
                     for (long long i = 0; i < o.block; i++)
@@ -365,13 +395,22 @@ int main(int argc, char **argv)
     }
     printf("], \"bottleneck_load\": %.0f, \"checked\": %s, \"bad_bytes\": %lld, \"drops_switch\": %llu, "
            "\"drops_host\": %llu, \"drops_device\": %llu, \"messages\": %llu, \"fragments\": %llu, \"rendezvous\": %llu, "
-           "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"connect_s\": %.6g, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
-           "\"max_rss_mib\": %.1f}\n",
+           "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
+           "\"max_rss_mib\": %.1f, \"drops_by_port\": {",
            bound, check ? "true" : "false", bad_bytes, (unsigned long long)net.drops_switch,
            (unsigned long long)net.drops_host, (unsigned long long)net.drops_device, (unsigned long long)ss.messages, (unsigned long long)ss.fragments,
            (unsigned long long)ss.rendezvous, (unsigned long long)ss.wire_bytes, (unsigned long long)ss.timeouts, (unsigned long long)ss.recoveries,
-           (unsigned long long)probing_tcp_probes(), connect_s, native_choice,
+           (unsigned long long)probing_tcp_probes(), connect_s, connect_drops, native_choice,
            wall_now() - wall0, ru.ru_maxrss / 1024.0);
+    /* the switch ports that dropped most, most first */
+    std::vector<const port_drops *> worst;
+    for (const auto &pd : net.ports)
+        if (pd.drops) worst.push_back(&pd);
+    std::sort(worst.begin(), worst.end(), [](const port_drops *a, const port_drops *b) { return a->drops > b->drops; });
+    for (size_t k = 0; k < worst.size() && k < 12; k++)
+        printf("%s\"%s\": %llu", k ? ", " : "", worst[k]->port.c_str(), (unsigned long long)worst[k]->drops);
+    printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu}\n", worst.size(),
+           (unsigned long long)net.drops_unplaced);
     Simulator::Destroy();
     if (sched) tc_schedule_destroy(sched);
     if (plan_topo != topo) tc_topology_destroy(plan_topo);

@@ -386,12 +386,17 @@ double sim_connect(const std::vector<char> &need, int machines)
                                  connection_done();
                              }, b));
     }
+    /* a machine opens its connections one at a time, 100 us apart for each
+     * 32 machines: with every machine opening at once, 256 machines at 100 us
+     * overflowed the leaves' uplinks with handshakes, SYNs were retried for 9
+     * simulated seconds, and connections came up with a window of one
+     * segment whose first message then waited 40 ms for a delayed ACK */
+    const int64_t gap_us = 100 * (int64_t)((machines + 31) / 32);
     for (int a = 0; a < machines; a++)
         for (size_t k = 0; k < to[a].size(); k++) {
             int b = to[a][k];
             g_pending_connects += 2;
-            /* a machine opens its connections 100 us apart, not all in one burst */
-            Simulator::Schedule(MicroSeconds(100 * (int64_t)k), +[](int a, int b) {
+            Simulator::Schedule(MicroSeconds(gap_us * (int64_t)k), +[](int a, int b) {
                 Ptr<Socket> s = probing_tcp_socket(g_net->node_of_machine(a), g_opt.loss_probes);
                 s->Bind();
                 s->SetConnectCallback(MakeBoundCallback(+[](int a, int b, Ptr<Socket> s) {

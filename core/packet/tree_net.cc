@@ -144,6 +144,7 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
     machine_of.clear();
     const int nodes = tc_topology_num_nodes(t), p = tc_topology_num_machines(t);
     net.node.clear();
+    net.ports.clear();
     for (int n = 0; n < nodes; n++) net.node.push_back(CreateObject<Node>());
     InternetStackHelper stack;
     TreeRoutingHelper routing;
@@ -167,11 +168,26 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
     }
     /* a packet for a device whose queue is full (flow control stopped it)
      * is dropped by the node's traffic-control layer, not by the queue */
-    for (int n = 0; n < nodes; n++)
-        if (!net.node[n]->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
-            "TcDrop", MakeBoundCallback(+[](uint64_t *c, Ptr<const Packet>) { ++*c; },
-                                      tc_topology_machine_rank(t, n) >= 0 ? &net.drops_host : &net.drops_switch)))
-            return "ns-3's traffic-control layer has no TcDrop trace";
+    net.node_ports.assign(nodes, {});
+    for (int n = 0; n < nodes; n++) {
+        bool ok = tc_topology_machine_rank(t, n) >= 0
+            ? net.node[n]->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
+                  "TcDrop", MakeBoundCallback(+[](uint64_t *c, Ptr<const Packet>) { ++*c; }, &net.drops_host))
+            : net.node[n]->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
+                  "TcDrop", MakeBoundCallback(+[](tree_net *tn, int node, Ptr<const Packet> pk) {
+                      ++tn->drops_switch;
+                      port_drops *full = nullptr;
+                      int candidates = 0;
+                      for (port_drops *pd : tn->node_ports[node])
+                          if (pd->queue->GetNBytes() + FULL_FRAME > pd->queue->GetMaxSize().GetValue()) {   /* stopped */
+                              full = pd;
+                              candidates++;
+                          }
+                      if (candidates == 1) ++full->drops;
+                      else ++tn->drops_unplaced;
+                  }, &net, n));
+        if (!ok) return "ns-3's traffic-control layer has no TcDrop trace";
+    }
     uint32_t next_switch_addr = (11u << 24) + 1;
     const int links = tc_topology_num_links(t);
     for (int l = 0; l < links; l++) {
@@ -214,8 +230,12 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                 q->TraceConnectWithoutContext("Drop", MakeBoundCallback(
                     +[](uint64_t *c, Ptr<const Packet>) { ++*c; }, &net.drops_host));
             } else {
+                const int to = side == 0 ? parent : child;
+                net.ports.push_back({std::string(tc_topology_node_name(t, n)) + "->" + tc_topology_node_name(t, to), 0,
+                                     &net.drops_switch, q});
+                net.node_ports[n].push_back(&net.ports.back());
                 q->TraceConnectWithoutContext("Drop", MakeBoundCallback(
-                    +[](uint64_t *c, Ptr<const Packet>) { ++*c; }, &net.drops_switch));
+                    +[](port_drops *pd, Ptr<const Packet>) { ++pd->drops; ++*pd->total; }, &net.ports.back()));
             }
         }
         /* the routes through this link: down to every machine below the child */

@@ -6,6 +6,7 @@
 #define TOPOCOLL_TREE_NET_H
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -25,12 +26,26 @@ struct net_options {
     bool host_small_first;        /* the machine's queue sends short packets first */
 };
 
+/* A switch port's drops: "child->parent" up a link, "parent->child" down it.
+ * A full port stops its device's queue, and ns-3's traffic-control layer
+ * drops what is routed to it (TcDrop, per node): such a drop is put down to
+ * the node's port whose queue has no room for the packet. */
+struct port_drops {
+    std::string port;
+    uint64_t drops = 0;
+    uint64_t *total = nullptr;    /* the net's drops_switch, counted with it */
+    ns3::Ptr<ns3::Queue<ns3::Packet>> queue;
+};
+
 struct tree_net {
     std::vector<ns3::Ptr<ns3::Node>> node;        /* per topology node */
     std::vector<ns3::Ipv4Address> machine_addr;   /* per machine rank */
     std::vector<int> machine_node;                /* per machine rank: its topology node */
     uint64_t drops_switch = 0, drops_host = 0;    /* packets dropped at full queues */
     uint64_t drops_device = 0;                    /* lost by a device (none expected) */
+    uint64_t drops_unplaced = 0;                  /* switch drops no one full port explains */
+    std::deque<port_drops> ports;                 /* per switch port (stable addresses) */
+    std::vector<std::vector<port_drops *>> node_ports;   /* per node: its switch ports */
     ns3::Ptr<ns3::Node> node_of_machine(int r) const { return node[machine_node[r]]; }
 };
 

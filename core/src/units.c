@@ -119,8 +119,9 @@ tc_status tc_parse_time(const char *text, double bare_unit, double *out)
     while (*end == ' ') end++;
     double t;
     if (*end == '\0') {
-        if (bare_unit <= 0) TC_FAIL(TC_ERR_PARSE, "time '%s' needs a unit, e.g. 50us or 1ms", text);
-        t = in_unit(text, n, bare_unit);
+        if (bare_unit <= 0 && decimal_value(text, n, 0) != 0)   /* zero needs no unit */
+            TC_FAIL(TC_ERR_PARSE, "time '%s' needs a unit, e.g. 50us or 1ms", text);
+        t = bare_unit > 0 ? in_unit(text, n, bare_unit) : 0;
     } else {
         int k = !strcmp(end, "s") ? 0 : !strcmp(end, "ms") ? -3 : !strcmp(end, "us") ? -6 : !strcmp(end, "ns") ? -9 : 1;
         if (k == 1) TC_FAIL(TC_ERR_PARSE, "time '%s': unknown unit '%s' (use s, ms, us or ns)", text, end);
@@ -184,6 +185,7 @@ double tc_default(const char *name)
         {"fanout", TC_DEFAULT_FANOUT}, {"bandwidth", TC_DEFAULT_BANDWIDTH}, {"latency", TC_DEFAULT_LATENCY},
         {"segment_size", TC_DEFAULT_SEGMENT_SIZE}, {"plan_whole_max_ranks", TC_PLAN_WHOLE_MAX_RANKS},
         {"pace_lead", TC_DEFAULT_PACE_LEAD}, {"capacitated_pace_lead", TC_DEFAULT_CAPACITATED_PACE_LEAD},
+        {"pace_lead_share", TC_DEFAULT_PACE_LEAD_SHARE},
     };
     return lookup(defaults, sizeof defaults / sizeof defaults[0], name);
 }

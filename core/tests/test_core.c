@@ -60,6 +60,8 @@ static void test_units(void)
     CHECK(tc_parse_rate("fast", 0, &v) == TC_ERR_PARSE, "fast");
     CHECK(tc_parse_time("50us", 0, &v) == TC_OK && v > 49.9e-6 && v < 50.1e-6, "50us -> %g", v);
     CHECK(tc_parse_time("2 parsecs", 0, &v) == TC_ERR_PARSE, "parsecs");
+    CHECK(tc_parse_time("0", 0, &v) == TC_OK && v == 0, "a bare zero needs no unit");
+    CHECK(tc_parse_time("5", 0, &v) == TC_ERR_PARSE && strstr(tc_error_message(), "needs a unit"), "a bare 5");
     char buf[32];
     tc_format_rate(100e6, buf, sizeof buf);
     CHECK(!strcmp(buf, "100Mbit"), "%s", buf);

@@ -451,6 +451,19 @@ const char *tc_phase_order_name(int order);   /* NULL past the last */
  * 76-90 % (docs/results/2026-11-23-capacitated.md). */
 #define TC_DEFAULT_PACE_LEAD 0.0005
 #define TC_DEFAULT_CAPACITATED_PACE_LEAD 0.003
+/* Where no lead is given, a step's lead is at most this share of the
+ * step's link time.  A lead is there to cover the
+ * sync's way and the next sender's waking; beyond that, each hand-off starts
+ * the next message that much early, and on a link handed over in every
+ * phase the overlaps add up faster than the link clock's slack drains them:
+ * the defaults above, measured on the emulated cluster (ranks waking up to
+ * milliseconds late on two busy cores), made faraj-yuan drop thousands of
+ * packets and run at 5 % of its bound in the packet simulation at 1 Gbit/s
+ * (a 64 KB message there takes 0.57 ms), and at 16 KB on 256 machines at
+ * 100 Mbit/s; 8 % measured 86-94 % (napping, spinning ranks), 17 % dropped again
+ * (docs/results/2026-11-25-packet-scale.md).  The emulated cluster sets no
+ * cap (TOPOCOLL_PACE_LEAD_SHARE=0): its ranks do wake late. */
+#define TC_DEFAULT_PACE_LEAD_SHARE 0.08
 /* The share of a link's rate the executor's link clock counts as MPI data
  * over TCP on Ethernet: 1448 payload bytes a 1514-byte frame less the other
  * way's ACKs is 0.936 of a frame-counted rate, 0.915 on a wire; 0.92
@@ -477,7 +490,7 @@ int tc_pace_rates(const tc_topology *t, int me, double bandwidth, double *rate);
  * TC_DEFAULT_PACE_LEAD. */
 double tc_pace_lead(int algorithm, const tc_topology *t, double bandwidth);
 /* "fanout", "bandwidth", "latency", "segment_size", "plan_whole_max_ranks"
- * (TC_PLAN_WHOLE_MAX_RANKS), "pace_lead", "capacitated_pace_lead"; -1 for an
+ * (TC_PLAN_WHOLE_MAX_RANKS), "pace_lead", "capacitated_pace_lead", "pace_lead_share"; -1 for an
  * unknown name. */
 double tc_default(const char *name);
 unsigned tc_algorithm_params(int index);

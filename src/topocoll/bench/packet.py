@@ -29,7 +29,7 @@ MAX_QUEUE_PACKETS = 1_000_000
 ENV_OPTIONS = {"TOPOCOLL_PACE": "--pace", "TOPOCOLL_PACE_LEAD": "--pace-lead", "TOPOCOLL_NAP": "--nap",
                "TOPOCOLL_PHASE_ORDER": "--phase-order", "TOPOCOLL_PIECE_SIZE": "--piece-size",
                parameters()[PARAM_SEGMENTS][1]: "--segment-size", parameters()[PARAM_FANOUT][1]: "--fanout",
-               "TOPOCOLL_SYNC_DEPTH": "--sync-depth"}
+               "TOPOCOLL_SYNC_DEPTH": "--sync-depth", "TOPOCOLL_PACE_LEAD_SHARE": "--pace-lead-share"}
 TIME_OPTIONS = {"--pace-lead", "--nap"}
 
 
@@ -135,6 +135,22 @@ class PacketBackend:
             if on_size:
                 on_size(size)
         return samples
+
+    def summary(self) -> str:
+        """What each simulation saw besides the times: drops at switch ports
+        (and the port that dropped most), TCP timeouts, simulation wall time."""
+        if not self.runs:
+            return ""
+        lines = ["packet simulation, each (algorithm, size): every call's drops at switch ports, TCP timeouts, "
+                 "wall time of the whole simulation",
+                 f"  {'algorithm':<20} {'size':>8} {'drops':>9} {'timeouts':>9}  {'port dropping most':<24} {'wall s':>8}"]
+        for rec in self.runs:
+            ports = rec.get("drops_by_port") or {}
+            worst = max(ports, key=ports.get) if ports else "-"
+            worst = f"{worst} ({ports[worst]})" if ports else worst
+            lines.append(f"  {rec['algorithm']:<20} {rec['block']:>8} {rec['drops_switch']:>9} {rec['tcp_timeouts']:>9}  "
+                         f"{worst:<24} {rec['wall_s']:>8.1f}")
+        return "\n".join(lines)
 
     def close(self) -> None:
         for f in self.workdir.iterdir():

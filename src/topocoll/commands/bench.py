@@ -37,6 +37,10 @@ def pmpi_options() -> list:
          dict(metavar="TIME", help="testbed: how much earlier than that the sync leaves (default "
                                    f"{format_time(default('pace_lead'))}; capacitated plans whose links carry several "
                                    f"messages at once {format_time(default('capacitated_pace_lead'))})")),
+        ("--pace-lead-share", "TOPOCOLL_PACE_LEAD_SHARE",
+         dict(metavar="PERCENT", help="where no --pace-lead is given, a step's lead is at most this share of the "
+                                      f"step's link time (default {default('pace_lead_share') * 100:.0f}; 0: no "
+                                      "cap; the testbed sets 0: its ranks wake late on two busy cores)")),
         ("--nap", "TOPOCOLL_NAP",
          dict(metavar="TIME", help="a waiting rank sleeps up to TIME between tests instead of spinning in the MPI "
                                    "(default: 200us on the testbed, else 0: spin)")),
@@ -291,6 +295,8 @@ def measure(args) -> harness.Result:
         result.pattern, result.bounds = args.pattern, bounds
         result.settings["pattern"] = f"{args.pattern} (seed {args.seed})"
     print(harness.table(result, algs, sizes))
+    if hasattr(backend, "summary") and backend.summary():
+        print("\n" + backend.summary())
     if "load_average" in result.settings:
         print(f"\nload average (1 min) before and after each algorithm: {result.settings['load_average']} "
               f"on {os.cpu_count()} cores")

@@ -27,15 +27,23 @@ MCA = {
 # The testbed runs every machine's ranks on this host's few cores: waiting
 # ranks nap instead of spinning (docs/pacing.md, "Waiting without spinning").
 TESTBED_NAP = "200us"
+# ... and wake late (a sync reaches its next sender a median 1.4 ms after it
+# leaves, docs/results/2026-11-24-capacitated-lanes.md): the pace leads that
+# cover it were measured here, so they are not capped by a share of the
+# message (TOPOCOLL_PACE_LEAD_SHARE, which a cluster of ranks waking on time
+# needs).
+TESTBED_LEAD_SHARE = "0"
 
 
 def executor_env(record: dict, env: dict) -> dict:
     """env with the testbed's variables for the executor unless given:
     TOPOCOLL_BANDWIDTH, the rate of the links the topology gives none, which
-    it paces by, and TOPOCOLL_NAP (the ranks outnumber the cores)."""
+    it paces by, TOPOCOLL_NAP and TOPOCOLL_PACE_LEAD_SHARE (the ranks
+    outnumber the cores)."""
     if record and record.get("rate_bps"):
         env.setdefault("TOPOCOLL_BANDWIDTH", f"{record['rate_bps']:.0f}bit")   # with its unit: a bare number is Mbit/s
     env.setdefault("TOPOCOLL_NAP", TESTBED_NAP)
+    env.setdefault("TOPOCOLL_PACE_LEAD_SHARE", TESTBED_LEAD_SHARE)
     return env
 
 
