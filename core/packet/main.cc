@@ -48,6 +48,7 @@ struct options {
     double give_up = 0;        /* simulated seconds a call may take before the run stops (0: no limit) */
     int check = -1;            /* -1: when the buffers are small */
     bool loss_probes = true;   /* TCP recovers a lost tail as Linux does */
+    std::string socket_lookup = "hash";
     long long corrupt_message = 0;
     bool progress = false;
 };
@@ -72,6 +73,8 @@ const char *HELP =
     "  --congestion NAME    cubic or newreno [cubic]\n"
     "  --rto-min S          TCP's minimum RTO [0.2]; --delayed-ack S [0.04]\n"
     "  --loss-probes on|off Linux's tail loss probe and SACK loss detection (ns-3 has neither) [on]\n"
+    "  --socket-lookup hash|walk  how a node's TCP finds a packet's socket: a hash, or ns-3's walk of\n"
+    "                       every socket (the same results, slower from 128 machines) [hash]\n"
     "  --mss BYTES          TCP payload a segment [1448]; --sndbuf/--rcvbuf BYTES [4194304]\n"
     "  --pace auto|on|off   the executor's pacing [auto: on where link rates are known]\n"
     "  --pace-lead S        [the core's default for the plan]; --piece-size BYTES [64000]\n"
@@ -133,6 +136,10 @@ options parse(int argc, char **argv)
         else if (a == "--rcvbuf") o.rcvbuf = whole(a.c_str(), v, 4096, 1LL << 30);
         else if (a == "--pace") o.pace = v;
         else if (a == "--corrupt-message") o.corrupt_message = whole(a.c_str(), v, 1, 1LL << 40);
+        else if (a == "--socket-lookup") {
+            if (strcmp(v, "hash") && strcmp(v, "walk")) usage_error("--socket-lookup: '" + std::string(v) + "'; valid: hash, walk");
+            o.socket_lookup = v;
+        }
         else if (a == "--loss-probes") {
             if (strcmp(v, "on") && strcmp(v, "off")) usage_error("--loss-probes: '" + std::string(v) + "'; valid: on, off");
             o.loss_probes = !strcmp(v, "on");
@@ -273,7 +280,8 @@ int main(int argc, char **argv)
     /* the network */
     tcp_defaults(o);
     tree_net net;
-    net_options no{default_rate, o.latency, o.buffer, o.host_queue_packets, o.host_queue == "sparse-first"};
+    net_options no{default_rate, o.latency, o.buffer, o.host_queue_packets, o.host_queue == "sparse-first",
+                   o.socket_lookup == "hash"};
     std::string why = tree_net_build(topo, no, net);
     if (!why.empty()) usage_error(why);
     mpi_options mo;

@@ -12,11 +12,63 @@
  * tail instead of a timeout. */
 #include "probing_tcp.h"
 
+#include <unordered_map>
+
 using namespace ns3;
 
 namespace {
 
 uint64_t g_probes = 0;
+
+/* A node's TCP finding a packet's socket by a hash: ns-3's demultiplexer
+ * walks the node's whole list of endpoints for every packet (one or two a
+ * peer), and at 1,024 machines that walk was 80 % of the run (perf).  Every
+ * socket here is a ProbingTcp, which enters its endpoint when it connects,
+ * is forked from a listener or listens, and leaves when disposed (the
+ * simulation never closes a connection before its end); a packet with no
+ * connected endpoint goes to the listener on its port, as ns-3's own lookup
+ * would take it, and without one to ns-3's lookup. */
+struct ConnKey {
+    uint64_t a, b;
+    bool operator==(const ConnKey &o) const { return a == o.a && b == o.b; }
+};
+struct ConnHash {
+    size_t operator()(const ConnKey &k) const { return std::hash<uint64_t>()(k.a * 0x9E3779B97F4A7C15ull ^ k.b); }
+};
+ConnKey conn_key(Ipv4Address local, uint16_t lport, Ipv4Address peer, uint16_t pport)
+{
+    return {(uint64_t)local.Get() << 16 | lport, (uint64_t)peer.Get() << 16 | pport};
+}
+
+class FastTcpL4 : public TcpL4Protocol {
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid =
+            TypeId("topocoll::FastTcpL4").SetParent<TcpL4Protocol>().SetGroupName("Internet").AddConstructor<FastTcpL4>();
+        return tid;
+    }
+    IpL4Protocol::RxStatus Receive(Ptr<Packet> p, const Ipv4Header &ip, Ptr<Ipv4Interface> iface) override
+    {
+        TcpHeader th;
+        if (p->PeekHeader(th)) {
+            Ipv4EndPoint *ep = nullptr;
+            auto c = connected.find(conn_key(ip.GetDestination(), th.GetDestinationPort(), ip.GetSource(), th.GetSourcePort()));
+            if (c != connected.end()) ep = c->second;
+            else if (auto l = listening.find(th.GetDestinationPort()); l != listening.end()) ep = l->second;
+            if (ep && ep->IsRxEnabled()) {
+                ep->ForwardUp(p, ip, th.GetSourcePort(), iface);
+                return IpL4Protocol::RX_OK;
+            }
+        }
+        return TcpL4Protocol::Receive(p, ip, iface);
+    }
+    using TcpL4Protocol::Receive;
+
+    std::unordered_map<ConnKey, Ipv4EndPoint *, ConnHash> connected;
+    std::unordered_map<uint16_t, Ipv4EndPoint *> listening;   /* bound to any address */
+};
+NS_OBJECT_ENSURE_REGISTERED(FastTcpL4);
 
 class ProbingTcp : public TcpSocketBase {
   public:
@@ -29,7 +81,24 @@ class ProbingTcp : public TcpSocketBase {
     bool probes = true;
 
   protected:
-    Ptr<TcpSocketBase> Fork() override { return CopyObject<ProbingTcp>(this); }
+    Ptr<TcpSocketBase> Fork() override
+    {
+        Ptr<ProbingTcp> s = CopyObject<ProbingTcp>(this);
+        s->key_set = s->listens = false;
+        return s;
+    }
+
+    void DoDispose() override
+    {
+        leave();
+        TcpSocketBase::DoDispose();
+    }
+
+    void CompleteFork(Ptr<Packet> p, const TcpHeader &h, const Address &from, const Address &to) override
+    {
+        TcpSocketBase::CompleteFork(p, h, from, to);
+        enter();
+    }
 
     uint32_t SendDataPacket(SequenceNumber32 seq, uint32_t maxSize, bool withAck) override
     {
@@ -49,8 +118,45 @@ class ProbingTcp : public TcpSocketBase {
         arm();
     }
 
+  public:
+    int Connect(const Address &address) override
+    {
+        int rc = TcpSocketBase::Connect(address);
+        enter();
+        return rc;
+    }
+    int Listen() override
+    {
+        int rc = TcpSocketBase::Listen();
+        Ptr<FastTcpL4> l4 = DynamicCast<FastTcpL4>(m_tcp);
+        if (rc == 0 && l4 && m_endPoint && m_endPoint->GetLocalAddress() == Ipv4Address::GetAny()) {
+            l4->listening[m_endPoint->GetLocalPort()] = m_endPoint;
+            listens = true;
+        }
+        return rc;
+    }
+
   private:
     EventId probe_event;
+    ConnKey key{0, 0};               /* its FastTcpL4 entry, */
+    bool key_set = false, listens = false;   /* if it has one */
+
+    void enter()
+    {
+        Ptr<FastTcpL4> l4 = DynamicCast<FastTcpL4>(m_tcp);
+        if (key_set || !l4 || !m_endPoint || m_endPoint->GetPeerPort() == 0) return;
+        key = conn_key(m_endPoint->GetLocalAddress(), m_endPoint->GetLocalPort(), m_endPoint->GetPeerAddress(),
+                       m_endPoint->GetPeerPort());
+        l4->connected[key] = m_endPoint;
+        key_set = true;
+    }
+    void leave()
+    {
+        Ptr<FastTcpL4> l4 = DynamicCast<FastTcpL4>(m_tcp);
+        if (l4 && key_set) l4->connected.erase(key);
+        if (l4 && listens && m_endPoint) l4->listening.erase(m_endPoint->GetLocalPort());
+        key_set = listens = false;
+    }
     Time last_send = Seconds(-1);
     SequenceNumber32 last_seq;       /* the highest segment sent: where it starts, */
     uint32_t last_len = 0;           /* and its bytes */
@@ -132,6 +238,8 @@ Ptr<Socket> probing_tcp_socket(Ptr<Node> node, bool probes)
     l4->AddSocket(s);
     return s;
 }
+
+const char *probing_tcp_l4(bool hash) { return hash ? "topocoll::FastTcpL4" : "ns3::TcpL4Protocol"; }
 
 uint64_t probing_tcp_probes() { return g_probes; }
 void probing_tcp_reset() { g_probes = 0; }

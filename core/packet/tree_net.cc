@@ -1,6 +1,8 @@
 /* The switch tree in ns-3 (tree_net.h says what it builds). */
 #include "tree_net.h"
 
+#include "probing_tcp.h"
+
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
@@ -150,6 +152,7 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
     TreeRoutingHelper routing;
     stack.SetRoutingHelper(routing);
     stack.SetIpv6StackInstall(false);
+    stack.SetTcp(probing_tcp_l4(o.socket_hash));
     for (auto &n : net.node) stack.Install(n);
     net.machine_addr.assign(p, Ipv4Address());
     net.machine_node.assign(p, -1);

@@ -24,6 +24,7 @@ struct net_options {
     int switch_queue_packets;     /* a switch port's buffer, full-size frames */
     int host_queue_packets;       /* a machine's egress queue (txqueuelen) */
     bool host_small_first;        /* the machine's queue sends short packets first */
+    bool socket_hash;             /* TCP finds sockets by a hash (probing_tcp_l4), else ns-3's walk */
 };
 
 /* A switch port's drops: "child->parent" up a link, "parent->child" down it.
