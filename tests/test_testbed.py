@@ -165,6 +165,10 @@ def test_short_bench_on_the_testbed(capsys, tmp_path):
     rows = list(csv.DictReader(csv_path.open()))
     assert len(rows) == 2 * 2 and {r["backend"] for r in rows} == {"testbed"}
     assert {r["topology"] for r in rows} == {"star:2,2"} and "load_average=" in rows[0]["settings"]
+    # how far apart the ranks started each timed call, by the machine's one clock: a median per algorithm
+    skews = re.findall(r"(faraj-yuan|native) ([0-9.]+)ms", rows[0]["settings"].split("start_skew=")[1])
+    assert [a for a, _ in skews] == ["faraj-yuan", "native"] and all(0 <= float(v) < 1000 for _, v in skews)
+    assert "ranks left the barrier before each timed call this far apart" in capsys.readouterr().out
     assert namespaces() == []          # the bench brought it up, so it took it down
     assert not net.STATE_DIR.exists()
 

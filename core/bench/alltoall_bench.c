@@ -2,7 +2,7 @@
  * alltoall_bench: times MPI_Alltoall for `topocoll bench` (any back-end:
  * SimGrid's smpirun, the emulated cluster, a real cluster's mpirun).
  *
- * Usage: alltoall_bench [--warmup N] [--repetitions N] [--shared] SIZE...
+ * Usage: alltoall_bench [--warmup N] [--repetitions N] [--shared] [--skew] SIZE...
  * For each SIZE (bytes of one block, MPI_BYTE): N warm-up calls, one data
  * check of every byte (skipped with --shared, where SMPI_SHARED_MALLOC folds
  * all buffers into one page to simulate large runs in little memory), then
@@ -10,11 +10,18 @@
  * reduced to the slowest rank.  Rank 0 prints, one line each:
  *   check SIZE ok|FAILED ERRORS
  *   result SIZE REPETITION SECONDS
+ * and with --skew, after each result line, how far apart the ranks left
+ * the barrier (the latest CLOCK_MONOTONIC reading at the call's start less
+ * the earliest: not MPI_Wtime, which Open MPI counts from each process's
+ * MPI_Init; meaningful only where the ranks share a clock, as on the
+ * emulated cluster, whose namespaces read one kernel's):
+ *   skew SIZE REPETITION SECONDS
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #ifdef SMPI_SHARED_MALLOC
 #define SHARED_ALLOC(n) SMPI_SHARED_MALLOC(n)
 #define SHARED_FREE(p) SMPI_SHARED_FREE(p)
@@ -23,12 +30,19 @@
 #define SHARED_FREE(p) free(p)
 #endif
 
+static double monotonic(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static unsigned char pattern(int src, int dst, long i) { return (unsigned char)(src * 31 + dst * 7 + i * 13 + (i >> 8)); }
 
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int me, p, warmup = 1, reps = 5, shared = 0;
+    int me, p, warmup = 1, reps = 5, shared = 0, skew = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     long sizes[64];
@@ -37,10 +51,11 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--repetitions") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--shared")) shared = 1;
+        else if (!strcmp(argv[i], "--skew")) skew = 1;
         else if (nsizes < 64 && atol(argv[i]) >= 0) sizes[nsizes++] = atol(argv[i]);
     }
     if (nsizes == 0) {
-        if (me == 0) fprintf(stderr, "usage: alltoall_bench [--warmup N] [--repetitions N] [--shared] SIZE...\n");
+        if (me == 0) fprintf(stderr, "usage: alltoall_bench [--warmup N] [--repetitions N] [--shared] [--skew] SIZE...\n");
         MPI_Finalize();
         return 2;
     }
@@ -65,12 +80,17 @@ int main(int argc, char **argv)
         }
         for (int r = 0; r < reps; r++) {
             MPI_Barrier(MPI_COMM_WORLD);
-            double t0 = MPI_Wtime();
+            double start = skew ? monotonic() : 0, t0 = MPI_Wtime();
             MPI_Alltoall(sbuf, (int)m, MPI_BYTE, rbuf, (int)m, MPI_BYTE, MPI_COMM_WORLD);
-            double dt = MPI_Wtime() - t0, worst = 0;
+            double dt = MPI_Wtime() - t0, worst = 0, first = start, last = start;
             MPI_Reduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+            if (skew) {
+                MPI_Reduce(&start, &first, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+                MPI_Reduce(&start, &last, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+            }
             if (me == 0) {
                 printf("result %ld %d %.9f\n", m, r, worst);
+                if (skew) printf("skew %ld %d %.9f\n", m, r, last - first);
                 fflush(stdout);
             }
         }

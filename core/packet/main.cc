@@ -46,8 +46,12 @@ struct options {
     double rate = 0, latency = 0, rto_min = 0.2, delayed_ack = 0.04, pace_lead = -1, nap = 200e-6;
     double pace_lead_share = -1;   /* -1: the core's default where no lead is given */
     double give_up = 0;        /* simulated seconds a call may take before the run stops (0: no limit) */
+    double skew = 0;           /* a rank starts a call up to this long after the barrier's release */
+    unsigned long long seed = 1;
+    std::string rendezvous = "put";
     int check = -1;            /* -1: when the buffers are small */
     bool loss_probes = true;   /* TCP recovers a lost tail as Linux does */
+    bool lost_retransmits = true;   /* ... and a lost retransmission */
     std::string socket_lookup = "hash";
     long long corrupt_message = 0;
     bool progress = false;
@@ -73,9 +77,17 @@ const char *HELP =
     "  --congestion NAME    cubic or newreno [cubic]\n"
     "  --rto-min S          TCP's minimum RTO [0.2]; --delayed-ack S [0.04]\n"
     "  --loss-probes on|off Linux's tail loss probe and SACK loss detection (ns-3 has neither) [on]\n"
+    "  --lost-retransmits on|off  a retransmission is lost once data sent after it is acknowledged,\n"
+    "                       as Linux's RACK finds (ns-3 waits for the timeout) [on]\n"
     "  --socket-lookup hash|walk  how a node's TCP finds a packet's socket: a hash, or ns-3's walk of\n"
     "                       every socket (the same results, slower from 128 machines) [hash]\n"
     "  --mss BYTES          TCP payload a segment [1448]; --sndbuf/--rcvbuf BYTES [4194304]\n"
+    "  --rendezvous put|copy  how Open MPI moves a message over its eager limit: put (its TCP BTL's\n"
+    "                       default: a header, the receiver's put request, the whole message) or copy (the\n"
+    "                       BTL without put: a first fragment, an answer, the rest) [put]\n"
+    "  --skew S             each rank starts each call at a random time up to S after the barrier\n"
+    "                       (uniform; ranks leaving a barrier apart, as the testbed's do) [0]\n"
+    "  --seed N             the skew's random numbers [1]\n"
     "  --pace auto|on|off   the executor's pacing [auto: on where link rates are known]\n"
     "  --pace-lead S        [the core's default for the plan]; --piece-size BYTES [64000]\n"
     "  --pace-lead-share P  without --pace-lead, a step's lead is at most P % of its link time [8; 0: no cap]\n"
@@ -144,11 +156,19 @@ options parse(int argc, char **argv)
             if (strcmp(v, "on") && strcmp(v, "off")) usage_error("--loss-probes: '" + std::string(v) + "'; valid: on, off");
             o.loss_probes = !strcmp(v, "on");
         }
+        else if (a == "--lost-retransmits") {
+            if (strcmp(v, "on") && strcmp(v, "off"))
+                usage_error("--lost-retransmits: '" + std::string(v) + "'; valid: on, off");
+            o.lost_retransmits = !strcmp(v, "on");
+        }
         else if (a == "--pace-lead") o.pace_lead = number(a.c_str(), v);
         else if (a == "--pace-lead-share") o.pace_lead_share = number(a.c_str(), v);
         else if (a == "--piece-size") o.piece_size = whole(a.c_str(), v, 1, 1LL << 30);
         else if (a == "--nap") o.nap = number(a.c_str(), v);
         else if (a == "--give-up") o.give_up = number(a.c_str(), v);
+        else if (a == "--skew") o.skew = number(a.c_str(), v);
+        else if (a == "--seed") o.seed = (unsigned long long)whole(a.c_str(), v, 0, 1LL << 53);
+        else if (a == "--rendezvous") o.rendezvous = v;
         else if (a == "--sync-depth") o.sync_depth = (int)whole(a.c_str(), v, 1, 1 << 20);
         else if (a == "--phase-order") o.phase_order = v;
         else if (a == "--segment-size") o.segment_size = whole(a.c_str(), v, 1, 1LL << 30);
@@ -167,6 +187,9 @@ options parse(int argc, char **argv)
     if (o.pace_lead_share != -1 && (o.pace_lead_share < 0 || o.pace_lead_share > 100))
         usage_error("--pace-lead-share: must be a percentage from 0 to 100");
     if (o.give_up < 0 || o.give_up > 1e6) usage_error("--give-up: must be in [0, 1e6] simulated seconds");
+    if (o.skew > 10) usage_error("--skew: must be in [0, 10] seconds");
+    if (o.rendezvous != "put" && o.rendezvous != "copy")
+        usage_error("--rendezvous: '" + o.rendezvous + "'; valid: put, copy");
     return o;
 }
 
@@ -201,6 +224,20 @@ void tcp_defaults(const options &o)
 inline unsigned char pattern(int from, int to, long long i, int call)
 {
     return (unsigned char)(from * 131 + to * 31 + i * 7 + call * 13 + (i >> 8));
+}
+
+/* A number in [0, 1) for (seed, call, rank), the same whatever order the
+ * simulation meets them in (splitmix64 over the three). */
+double uniform(unsigned long long seed, int call, int rank)
+{
+    unsigned long long z = seed * 0x9E3779B97F4A7C15ull + ((unsigned long long)call << 32 | (unsigned)rank);
+    for (int k = 0; k < 2; k++) {
+        z += 0x9E3779B97F4A7C15ull;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+    }
+    return (double)(z >> 11) / 9007199254740992.0;
 }
 
 double wall_now()
@@ -287,7 +324,9 @@ int main(int argc, char **argv)
     mpi_options mo;
     mo.move_data = check;
     mo.loss_probes = o.loss_probes;
+    mo.lost_retransmits = o.lost_retransmits;
     mo.corrupt_message = o.corrupt_message;
+    mo.rendezvous = o.rendezvous == "put" ? rendezvous_kind::put : rendezvous_kind::copy;
     sim_world_init(&net, mo);
     std::vector<char> need((size_t)p * p, sched ? 0 : 1);
     const tc_op *ops = sched ? tc_schedule_ops(sched) : nullptr;
@@ -347,7 +386,7 @@ int main(int argc, char **argv)
                     for (long long i = 0; i < o.block; i++) s[(size_t)d * o.block + i] = pattern(me, d, i, c);
                 memset(rv, 0xEE, span);
             }
-            sim_barrier();
+            sim_barrier(o.skew > 0 ? o.skew * uniform(o.seed, c, me) : 0);   /* this rank leaves it late */
             double t0 = SIM_Wtime();
             if (me == 0 && o.progress && wall_now() - wall0 > 5)   /* long runs only */
                 fprintf(stderr, "topocoll-packet: call %d of %d (%s) starts at %.3f s simulated, %.1f s of wall time\n",
@@ -403,13 +442,13 @@ int main(int argc, char **argv)
     }
     printf("], \"bottleneck_load\": %.0f, \"checked\": %s, \"bad_bytes\": %lld, \"drops_switch\": %llu, "
            "\"drops_host\": %llu, \"drops_device\": %llu, \"messages\": %llu, \"fragments\": %llu, \"rendezvous\": %llu, "
-           "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
-           "\"max_rss_mib\": %.1f, \"drops_by_port\": {",
+           "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
+           "\"max_rss_mib\": %.1f, \"rendezvous_protocol\": \"%s\", \"skew\": %.9g, \"seed\": %llu, \"drops_by_port\": {",
            bound, check ? "true" : "false", bad_bytes, (unsigned long long)net.drops_switch,
            (unsigned long long)net.drops_host, (unsigned long long)net.drops_device, (unsigned long long)ss.messages, (unsigned long long)ss.fragments,
            (unsigned long long)ss.rendezvous, (unsigned long long)ss.wire_bytes, (unsigned long long)ss.timeouts, (unsigned long long)ss.recoveries,
-           (unsigned long long)probing_tcp_probes(), connect_s, connect_drops, native_choice,
-           wall_now() - wall0, ru.ru_maxrss / 1024.0);
+           (unsigned long long)probing_tcp_probes(), (unsigned long long)probing_tcp_lost_retransmits(), connect_s, connect_drops, native_choice,
+           wall_now() - wall0, ru.ru_maxrss / 1024.0, o.rendezvous.c_str(), o.skew, o.seed);
     /* the switch ports that dropped most, most first */
     std::vector<const port_drops *> worst;
     for (const auto &pd : net.ports)

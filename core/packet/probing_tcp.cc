@@ -9,16 +9,30 @@
  * SACK blocks above the hole, and with a duplicate-ACK threshold of 1 (set by
  * the caller: the simulated tree never reorders a flow's packets, so a hole
  * below SACKed data is a loss, as RACK concludes) fast recovery repairs the
- * tail instead of a timeout. */
+ * tail instead of a timeout.
+ *
+ * A lost retransmission (lost_retransmits): ns-3 3.37 retransmits a
+ * segment once per recovery (RFC 6675's NextSeg skips one already
+ * retransmitted) and leaves a lost retransmission to the timeout.  Linux's
+ * RACK (tcp_rack_detect_loss) marks a retransmission lost once data sent
+ * after it has been acknowledged and a reordering window has passed.  Here:
+ * while the connection recovers (fast recovery or after a timeout) and its
+ * first unacknowledged segment was retransmitted, an ACK carrying SACK
+ * blocks that comes more than 5/4 of the smoothed RTT after that
+ * retransmission (RACK's window is min_rtt / 4) was sent by data that left
+ * after it, so the segment is marked lost and goes again as the window
+ * allows (the emulated cluster's
+ * counters and the simulator's: docs/results/2026-11-26-packet-validation.md). */
 #include "probing_tcp.h"
 
+#include <map>
 #include <unordered_map>
 
 using namespace ns3;
 
 namespace {
 
-uint64_t g_probes = 0;
+uint64_t g_probes = 0, g_lost_retransmits = 0;
 
 /* A node's TCP finding a packet's socket by a hash: ns-3's demultiplexer
  * walks the node's whole list of endpoints for every packet (one or two a
@@ -78,7 +92,7 @@ class ProbingTcp : public TcpSocketBase {
             TypeId("topocoll::ProbingTcp").SetParent<TcpSocketBase>().SetGroupName("Internet").AddConstructor<ProbingTcp>();
         return tid;
     }
-    bool probes = true;
+    bool probes = true, lost_retransmits = true;
 
   protected:
     Ptr<TcpSocketBase> Fork() override
@@ -103,7 +117,9 @@ class ProbingTcp : public TcpSocketBase {
     uint32_t SendDataPacket(SequenceNumber32 seq, uint32_t maxSize, bool withAck) override
     {
         restart_after_idle();
+        const bool again = seq < m_tcb->m_highTxMark.Get();
         uint32_t n = TcpSocketBase::SendDataPacket(seq, maxSize, withAck);
+        if (again && n > 0 && lost_retransmits) resent[seq.GetValue()] = Simulator::Now();
         if (n > 0 && seq + n >= m_tcb->m_highTxMark.Get()) {
             last_seq = seq;
             last_len = n;
@@ -115,6 +131,7 @@ class ProbingTcp : public TcpSocketBase {
     void ReceivedAck(Ptr<Packet> p, const TcpHeader &h) override
     {
         TcpSocketBase::ReceivedAck(p, h);
+        if (lost_retransmits) find_lost_retransmission(h);
         arm();
     }
 
@@ -157,6 +174,24 @@ class ProbingTcp : public TcpSocketBase {
         if (l4 && listens && m_endPoint) l4->listening.erase(m_endPoint->GetLocalPort());
         key_set = listens = false;
     }
+    std::map<uint32_t, Time> resent;   /* retransmitted segments not yet acknowledged: when last sent */
+
+    void find_lost_retransmission(const TcpHeader &h)
+    {
+        const SequenceNumber32 una = m_txBuffer->HeadSequence();
+        for (auto it = resent.begin(); it != resent.end();)   /* forget what is acknowledged */
+            it = SequenceNumber32(it->first) < una ? resent.erase(it) : std::next(it);
+        const auto state = m_tcb->m_congState.Get();
+        if (state != TcpSocketState::CA_RECOVERY && state != TcpSocketState::CA_LOSS) return;
+        auto head = resent.find(una.GetValue());
+        if (head == resent.end() || BytesInFlight() == 0 || !h.HasOption(TcpOption::SACK)) return;
+        Time srtt = m_rtt->GetEstimate();
+        if (srtt.IsZero() || Simulator::Now() - head->second <= srtt + srtt / 4) return;
+        g_lost_retransmits++;
+        m_txBuffer->MarkHeadAsLost();
+        SendPendingData(true);   /* as Linux does: it goes again within the window (RFC 6675's NextSeg, rule 1) */
+    }
+
     Time last_send = Seconds(-1);
     SequenceNumber32 last_seq;       /* the highest segment sent: where it starts, */
     uint32_t last_len = 0;           /* and its bytes */
@@ -217,7 +252,7 @@ class ProbingTcp : public TcpSocketBase {
 
 }  // namespace
 
-Ptr<Socket> probing_tcp_socket(Ptr<Node> node, bool probes)
+Ptr<Socket> probing_tcp_socket(Ptr<Node> node, bool probes, bool lost_retransmits)
 {
     Ptr<TcpL4Protocol> l4 = node->GetObject<TcpL4Protocol>();
     TypeIdValue cc, rec, rtt;
@@ -227,6 +262,7 @@ Ptr<Socket> probing_tcp_socket(Ptr<Node> node, bool probes)
     ObjectFactory f;
     Ptr<ProbingTcp> s = CreateObject<ProbingTcp>();
     s->probes = probes;
+    s->lost_retransmits = lost_retransmits;
     s->SetNode(node);
     s->SetTcp(l4);
     f.SetTypeId(rtt.Get());
@@ -242,4 +278,5 @@ Ptr<Socket> probing_tcp_socket(Ptr<Node> node, bool probes)
 const char *probing_tcp_l4(bool hash) { return hash ? "topocoll::FastTcpL4" : "ns3::TcpL4Protocol"; }
 
 uint64_t probing_tcp_probes() { return g_probes; }
-void probing_tcp_reset() { g_probes = 0; }
+uint64_t probing_tcp_lost_retransmits() { return g_lost_retransmits; }
+void probing_tcp_reset() { g_probes = g_lost_retransmits = 0; }

@@ -33,11 +33,37 @@ struct sim_request {
 
 namespace {
 
-enum frag_kind { EAGER, RNDV, ACK, DATA, HELLO };
+/* What a fragment is (mpi_options in sim_mpi.h tells the two rendezvous
+ * apart): a whole message (EAGER); a rendezvous header and the bytes it
+ * carries (RNDV); the receiver's answer (ACK: copy the rest; PUT_REQ: put
+ * it); the rest, copied (DATA) or put in one fragment (PUT); the end of a
+ * put (FIN); a connection's first bytes (HELLO). */
+enum frag_kind { EAGER, RNDV, ACK, DATA, PUT_REQ, PUT, FIN, HELLO };
+
+/* Bytes on the wire besides the data, by kind: the TCP BTL's header (8) and
+ * ob1's (a match header 14, rendezvous 32, ack 40, fragment 32, put request
+ * 56, FIN 24; a put carries a segment descriptor, 16, instead); the BTL's
+ * connection handshake, 24.  An eager message's data is at most the BTL's
+ * eager limit less ob1's largest header (56). */
+constexpr int BTL_HDR = 8, OB1_LARGEST_HDR = 56;
+int header_bytes(frag_kind k)
+{
+    switch (k) {
+    case EAGER: return BTL_HDR + 14;
+    case RNDV: return BTL_HDR + 32;
+    case ACK: return BTL_HDR + 40;
+    case DATA: return BTL_HDR + 32;
+    case PUT_REQ: return BTL_HDR + 56;
+    case PUT: return BTL_HDR + 16;
+    case FIN: return BTL_HDR + 24;
+    case HELLO: return 24;
+    }
+    return BTL_HDR;
+}
 
 struct message {
     int src, dst, tag;
-    long long bytes, first = 0;       /* first: bytes in the first fragment */
+    long long bytes, first = 0;       /* first: bytes the first fragment carries */
     sim_request *sreq, *rreq = nullptr;
     std::vector<char> data;           /* move_data: the payload, taken at the send */
 };
@@ -51,6 +77,7 @@ struct frag {
 /* One direction of a connection: fragments in order, written into the
  * sender's socket and read from the receiver's. */
 struct stream {
+    int to = -1;                      /* the rank reading it */
     Ptr<Socket> wsock;
     std::deque<frag> q;               /* from the oldest unread one */
     size_t wpos = 0;                  /* first fragment not wholly written */
@@ -68,6 +95,12 @@ struct rank_state {
     bool blocked = false, scheduled = false, in_barrier = false, finished = false;
     std::list<sim_request *> posted;
     std::list<message *> unexpected;
+    /* Open MPI's TCP BTL reads and acts on what arrives only while the rank
+     * is in an MPI call that progresses (no progress thread): fragments
+     * wholly arrived while it was elsewhere (napping, pacing, computing) wait
+     * here, in arrival order, for its next test, wait or barrier. */
+    bool progressing = false;
+    std::deque<frag> unread;
     MPI_Request *test_array = nullptr;   /* SIM_Testall's last unfinished scan */
     int test_n = 0, test_from = 0;
 };
@@ -98,7 +131,10 @@ constexpr uint16_t PORT = 5000;
 stream &stream_of(int from, int to)
 {
     auto &s = g_streams[(long long)from * g_machines + to];
-    if (!s) s.reset(new stream);
+    if (!s) {
+        s.reset(new stream);
+        s->to = to;
+    }
     return *s;
 }
 
@@ -225,7 +261,7 @@ void pump(stream &s)
 
 void enqueue(int from_rank, int to_rank, frag f)
 {
-    f.wire = f.len + g_opt.header_bytes;
+    f.wire = f.len + header_bytes(f.kind);
     g_stats.fragments++;
     stream &s = stream_of(from_rank, to_rank);
     s.q.push_back(f);
@@ -234,8 +270,9 @@ void enqueue(int from_rank, int to_rank, frag f)
 
 void send_rest(message *m)
 {
-    for (long long off = m->first; off < m->bytes; off += g_opt.max_send) {
-        long long len = m->bytes - off < g_opt.max_send ? m->bytes - off : g_opt.max_send;
+    const long long per = g_opt.max_send - (header_bytes(DATA) - BTL_HDR);
+    for (long long off = m->first; off < m->bytes; off += per) {
+        long long len = m->bytes - off < per ? m->bytes - off : per;
         enqueue(m->src, m->dst, frag{DATA, m, off, len, 0});
     }
 }
@@ -244,18 +281,26 @@ void on_written(const frag &f)
 {
     message *m = f.m;
     if (f.kind == EAGER || (f.kind == DATA && f.off + f.len == m->bytes)) complete(m->sreq);
+    if (f.kind == PUT) {   /* the put is done: its send is, and a FIN follows whatever was queued meanwhile */
+        complete(m->sreq);
+        enqueue(m->src, m->dst, frag{FIN, m, 0, 0, 0});
+    }
 }
 
-void take(message *m, long long off, long long len)
+/* Bytes of m landing in its receive; `last` completes it (for a put, its FIN). */
+void land(message *m, long long off, long long len, bool last)
 {
     sim_request *q = m->rreq;
     if (g_opt.move_data && len > 0) memcpy(q->buf + off, m->data.data() + off, (size_t)len);
     q->got += len;
-    if (q->got == m->bytes) {
+    if (last) {
+        if (q->got != m->bytes) fatal("a message completed with bytes missing");
         complete(q);
         delete m;
     }
 }
+
+void take(message *m, long long off, long long len) { land(m, off, len, m->rreq->got + len == m->bytes); }
 
 /* The receive matched to m (m's first fragment has arrived): its bytes so far. */
 void matched(message *m, sim_request *q)
@@ -265,9 +310,9 @@ void matched(message *m, sim_request *q)
     q->bytes = m->bytes;
     if (m->first < m->bytes) {
         g_stats.rendezvous++;
-        enqueue(m->dst, m->src, frag{ACK, m, 0, 0, 0});
+        enqueue(m->dst, m->src, frag{g_opt.rendezvous == rendezvous_kind::put ? PUT_REQ : ACK, m, 0, 0, 0});
     }
-    take(m, 0, m->first);
+    if (m->first > 0 || m->bytes == 0) take(m, 0, m->first);
 }
 
 bool matches(const sim_request *q, const message *m)
@@ -294,7 +339,21 @@ void deliver(const frag &f)
     case EAGER: case RNDV: arrived_first(f.m); break;
     case ACK: send_rest(f.m); break;
     case DATA: take(f.m, f.off, f.len); break;
+    case PUT_REQ: enqueue(f.m->src, f.m->dst, frag{PUT, f.m, 0, f.m->bytes, 0}); break;
+    case PUT: land(f.m, f.off, f.len, false); break;
+    case FIN: land(f.m, 0, 0, true); break;
     case HELLO: break;
+    }
+}
+
+/* The rank's BTL reads what has arrived for it (MPI's progress). */
+void progress(int r)
+{
+    rank_state &k = g_rank[r];
+    while (!k.unread.empty()) {
+        frag f = k.unread.front();
+        k.unread.pop_front();
+        deliver(f);
     }
 }
 
@@ -312,7 +371,9 @@ void on_recv(stream *s, Ptr<Socket> sock)
                 s->q.pop_front();
                 s->wpos--;
                 s->rbytes = 0;
-                deliver(f);
+                rank_state &k = g_rank[s->to];
+                if (k.progressing || k.finished || f.kind == HELLO) deliver(f);
+                else k.unread.push_back(f);
             }
         }
     }
@@ -375,7 +436,7 @@ double sim_connect(const std::vector<char> &need, int machines)
         for (int b = a + 1; b < machines; b++)
             if (need[(size_t)a * machines + b]) to[a].push_back(b);
     for (int b = 0; b < machines; b++) {
-        Ptr<Socket> l = probing_tcp_socket(g_net->node_of_machine(b), g_opt.loss_probes);
+        Ptr<Socket> l = probing_tcp_socket(g_net->node_of_machine(b), g_opt.loss_probes, g_opt.lost_retransmits);
         l->Bind(InetSocketAddress(Ipv4Address::GetAny(), PORT));
         l->Listen();
         l->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address &>(),
@@ -397,14 +458,14 @@ double sim_connect(const std::vector<char> &need, int machines)
             int b = to[a][k];
             g_pending_connects += 2;
             Simulator::Schedule(MicroSeconds(gap_us * (int64_t)k), +[](int a, int b) {
-                Ptr<Socket> s = probing_tcp_socket(g_net->node_of_machine(a), g_opt.loss_probes);
+                Ptr<Socket> s = probing_tcp_socket(g_net->node_of_machine(a), g_opt.loss_probes, g_opt.lost_retransmits);
                 s->Bind();
                 s->SetConnectCallback(MakeBoundCallback(+[](int a, int b, Ptr<Socket> s) {
                                           /* a first message, so that the other end learns of the
                                            * connection even when the handshake's last ACK is lost
                                            * (ns-3 does not answer a repeated SYN-ACK) */
                                           stream_of(a, b).q.push_back(frag{HELLO, nullptr, 0, 0,
-                                                                           g_opt.header_bytes});
+                                                                           header_bytes(HELLO)});
                                           attach(a, b, s);
                                           connection_done();
                                       }, a, b),
@@ -470,9 +531,11 @@ void sim_run_ranks(const std::function<void(int)> &body, size_t stack_bytes)
         if (!k.finished) fatal("the ranks stopped without finishing (a deadlock in the schedule?)");
 }
 
-void sim_barrier()
+void sim_barrier(double late)
 {
     rank_state &me = g_rank[g_cur];
+    me.progressing = true;   /* a barrier progresses, also while its release reaches this rank */
+    progress(g_cur);
     if (++g_arrived == (int)g_rank.size()) {
         g_arrived = 0;
         for (size_t r = 0; r < g_rank.size(); r++)
@@ -480,10 +543,12 @@ void sim_barrier()
                 g_rank[r].in_barrier = false;
                 wake((int)r);
             }
-        return;
+    } else {
+        me.in_barrier = true;
+        while (me.in_barrier) block();
     }
-    me.in_barrier = true;
-    while (me.in_barrier) block();
+    if (late > 0) sim_sleep(late);
+    me.progressing = false;
 }
 
 void sim_sleep(double seconds)
@@ -540,11 +605,12 @@ int SIM_Isend(const void *buf, int count, MPI_Datatype, int dst, int tag, MPI_Co
     if (g_opt.move_data) m->data.assign((const char *)buf, (const char *)buf + count);
     g_stats.messages++;
     if (count > 0 && g_opt.move_data && ++g_data_messages == g_opt.corrupt_message) m->data[0] ^= 0x5A;
-    if (count + g_opt.header_bytes <= g_opt.eager_limit) {
+    if (count <= g_opt.eager_limit - OB1_LARGEST_HDR) {
         m->first = count;
         enqueue(me, dst, frag{EAGER, m, 0, count, 0});
     } else {
-        m->first = g_opt.eager_limit - g_opt.header_bytes;
+        /* ob1's rendezvous: without data before a put, else the eager limit's worth */
+        m->first = g_opt.rendezvous == rendezvous_kind::put ? 0 : g_opt.eager_limit - OB1_LARGEST_HDR;
         enqueue(me, dst, frag{RNDV, m, 0, m->first, 0});
     }
     return MPI_SUCCESS;
@@ -573,6 +639,7 @@ int SIM_Testall(int n, MPI_Request *req, int *flag, MPI_Status *)
      * receives at 256 ranks, every 200 us): the scan resumes where the last
      * one stopped, since a completed request stays so until all are. */
     rank_state &k = g_rank[g_cur];
+    progress(g_cur);
     int i = k.test_array == req && k.test_n == n ? k.test_from : 0;
     for (; i < n; i++)
         if (req[i] && !req[i]->done) {
@@ -591,16 +658,20 @@ int SIM_Testall(int n, MPI_Request *req, int *flag, MPI_Status *)
 int SIM_Waitall(int n, MPI_Request *req, MPI_Status *st)
 {
     int flag;
+    g_rank[g_cur].progressing = true;
     for (;;) {
         SIM_Testall(n, req, &flag, st);
-        if (flag) return MPI_SUCCESS;
+        if (flag) break;
         block();
     }
+    g_rank[g_cur].progressing = false;
+    return MPI_SUCCESS;
 }
 
 int SIM_Iprobe(int src, int tag, MPI_Comm, int *flag, MPI_Status *)
 {
     sim_request probe{g_cur, false, false, src, tag, nullptr, 0, 0};
+    progress(g_cur);
     *flag = 0;
     for (message *m : g_rank[g_cur].unexpected)
         if (matches(&probe, m)) { *flag = 1; break; }

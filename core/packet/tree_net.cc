@@ -169,26 +169,18 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
         int r = tc_topology_machine_rank(t, n);
         if (r >= 0) tr->own = net.machine_addr[r];
     }
-    /* a packet for a device whose queue is full (flow control stopped it)
-     * is dropped by the node's traffic-control layer, not by the queue */
+    /* every egress has a queue disc, so the traffic-control layer itself
+     * should drop nothing (it drops for a stopped device without one) */
     net.node_ports.assign(nodes, {});
     for (int n = 0; n < nodes; n++) {
         bool ok = tc_topology_machine_rank(t, n) >= 0
             ? net.node[n]->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
                   "TcDrop", MakeBoundCallback(+[](uint64_t *c, Ptr<const Packet>) { ++*c; }, &net.drops_host))
             : net.node[n]->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
-                  "TcDrop", MakeBoundCallback(+[](tree_net *tn, int node, Ptr<const Packet> pk) {
+                  "TcDrop", MakeBoundCallback(+[](tree_net *tn, Ptr<const Packet>) {
                       ++tn->drops_switch;
-                      port_drops *full = nullptr;
-                      int candidates = 0;
-                      for (port_drops *pd : tn->node_ports[node])
-                          if (pd->queue->GetNBytes() + FULL_FRAME > pd->queue->GetMaxSize().GetValue()) {   /* stopped */
-                              full = pd;
-                              candidates++;
-                          }
-                      if (candidates == 1) ++full->drops;
-                      else ++tn->drops_unplaced;
-                  }, &net, n));
+                      ++tn->drops_unplaced;
+                  }, &net));
         if (!ok) return "ns-3's traffic-control layer has no TcDrop trace";
     }
     uint32_t next_switch_addr = (11u << 24) + 1;
@@ -201,8 +193,7 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
         PointToPointHelper p2p;
         p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate((uint64_t)(bw > 0 ? bw : o.rate_bps))));
         p2p.SetChannelAttribute("Delay", TimeValue(Seconds(lat > 0 ? lat : o.latency_s)));
-        p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize",
-                     QueueSizeValue(QueueSize(QueueSizeUnit::BYTES, (uint32_t)o.switch_queue_packets * FULL_FRAME)));
+        p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, 1)));
         NetDeviceContainer d = p2p.Install(net.node[child], net.node[parent]);
         bool child_is_machine = tc_topology_machine_rank(t, child) >= 0;
         for (int side = 0; side < 2; side++)
@@ -233,11 +224,23 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                 q->TraceConnectWithoutContext("Drop", MakeBoundCallback(
                     +[](uint64_t *c, Ptr<const Packet>) { ++*c; }, &net.drops_host));
             } else {
+                /* A switch port: a FIFO that takes a packet if its bytes fit,
+                 * as the testbed's bfifo (under tbf) and a switch's buffer
+                 * counted in cells do, over a device queue of one packet.
+                 * ns-3's device queue alone stops taking anything once a full
+                 * frame no longer fits, so a full port dropped every ACK. */
+                q->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, 1));
+                const uint32_t bytes = (uint32_t)(o.switch_queue_packets - 1) * FULL_FRAME;
+                Ptr<FifoQueueDisc> qd = CreateObjectWithAttributes<FifoQueueDisc>(
+                    "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::BYTES, bytes)));
+                net.node[n]->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(dev, qd);
                 const int to = side == 0 ? parent : child;
                 net.ports.push_back({std::string(tc_topology_node_name(t, n)) + "->" + tc_topology_node_name(t, to), 0,
-                                     &net.drops_switch, q});
+                                     &net.drops_switch, qd});
                 net.node_ports[n].push_back(&net.ports.back());
-                q->TraceConnectWithoutContext("Drop", MakeBoundCallback(
+                qd->TraceConnectWithoutContext("Drop", MakeBoundCallback(
+                    +[](port_drops *pd, Ptr<const QueueDiscItem>) { ++pd->drops; ++*pd->total; }, &net.ports.back()));
+                q->TraceConnectWithoutContext("Drop", MakeBoundCallback(   /* never: the disc holds the backlog */
                     +[](port_drops *pd, Ptr<const Packet>) { ++pd->drops; ++*pd->total; }, &net.ports.back()));
             }
         }

@@ -13,6 +13,7 @@
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
 #include "ns3/network-module.h"
+#include "ns3/traffic-control-module.h"
 
 extern "C" {
 #include "topocoll/topocoll.h"
@@ -27,15 +28,14 @@ struct net_options {
     bool socket_hash;             /* TCP finds sockets by a hash (probing_tcp_l4), else ns-3's walk */
 };
 
-/* A switch port's drops: "child->parent" up a link, "parent->child" down it.
- * A full port stops its device's queue, and ns-3's traffic-control layer
- * drops what is routed to it (TcDrop, per node): such a drop is put down to
- * the node's port whose queue has no room for the packet. */
+/* A switch port's drops: "child->parent" up a link, "parent->child" down
+ * it; its queue, a FIFO of --buffer full frames' bytes (one of them the
+ * device's own slot). */
 struct port_drops {
     std::string port;
     uint64_t drops = 0;
     uint64_t *total = nullptr;    /* the net's drops_switch, counted with it */
-    ns3::Ptr<ns3::Queue<ns3::Packet>> queue;
+    ns3::Ptr<ns3::QueueDisc> queue;
 };
 
 struct tree_net {
@@ -44,7 +44,7 @@ struct tree_net {
     std::vector<int> machine_node;                /* per machine rank: its topology node */
     uint64_t drops_switch = 0, drops_host = 0;    /* packets dropped at full queues */
     uint64_t drops_device = 0;                    /* lost by a device (none expected) */
-    uint64_t drops_unplaced = 0;                  /* switch drops no one full port explains */
+    uint64_t drops_unplaced = 0;                  /* switch drops outside a port's queue (none expected) */
     std::deque<port_drops> ports;                 /* per switch port (stable addresses) */
     std::vector<std::vector<port_drops *>> node_ports;   /* per node: its switch ports */
     ns3::Ptr<ns3::Node> node_of_machine(int r) const { return node[machine_node[r]]; }

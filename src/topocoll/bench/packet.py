@@ -25,6 +25,8 @@ from .harness import Sample
 DEFAULT_RTO_MIN = "200ms"
 DEFAULT_NAP = "200us"            # the testbed's: a simulated rank naps as a real one there
 MAX_QUEUE_PACKETS = 1_000_000
+MAX_SKEW = 10.0                   # seconds (the simulator's own limit)
+RENDEZVOUS = ("put", "copy")      # the simulator's --rendezvous
 #: the PMPI library's variables the simulator takes, as its own options
 ENV_OPTIONS = {"TOPOCOLL_PACE": "--pace", "TOPOCOLL_PACE_LEAD": "--pace-lead", "TOPOCOLL_NAP": "--nap",
                "TOPOCOLL_PHASE_ORDER": "--phase-order", "TOPOCOLL_PIECE_SIZE": "--piece-size",
@@ -46,7 +48,8 @@ class PacketBackend:
 
     def __init__(self, topology_arg: str, topology: Topology, bandwidth: float, latency: float, buffer: int = 100,
                  rto_min: str | None = None, host_queue: str = "sparse-first", sync_depth: int | None = None,
-                 counts: list[int] | None = None, env: dict | None = None, collective: str = "alltoall"):
+                 counts: list[int] | None = None, env: dict | None = None, collective: str = "alltoall",
+                 skew: str | None = None, seed: int = 1, rendezvous: str = "put"):
         if collective != "alltoall":
             raise TopocollError("invalid argument", f"--backend packet runs MPI_Alltoall only, not {collective}")
         if counts and any(c != 1 for c in counts):
@@ -56,6 +59,14 @@ class PacketBackend:
         self.rto_min = parse_time(rto_min or DEFAULT_RTO_MIN)
         if not 0 < self.rto_min <= 60:
             raise TopocollError("invalid argument", f"--rto-min {rto_min}: a time in (0, 60 s]")
+        self.skew = parse_time(skew) if skew else 0.0
+        if not 0 <= self.skew <= MAX_SKEW:
+            raise TopocollError("invalid argument", f"--skew {skew}: a time from 0 to {format_time(MAX_SKEW)}")
+        if not 0 <= seed < 1 << 53:
+            raise TopocollError("invalid argument", f"--seed {seed}: a whole number from 0 to 2^53 - 1")
+        if rendezvous not in RENDEZVOUS:
+            raise TopocollError("invalid argument", f"--rendezvous {rendezvous}; valid: {', '.join(RENDEZVOUS)}")
+        self.seed, self.rendezvous = seed, rendezvous
         self.program = program()
         self.topology = topology
         self.bandwidth, self.latency, self.buffer, self.host_queue = bandwidth, latency, buffer, host_queue
@@ -76,7 +87,8 @@ class PacketBackend:
     def settings(self) -> dict:
         return {"network": "ns-3 3.37 packets: TCP Cubic, MSS 1448, delayed ACKs, tail loss probes",
                 "buffer_packets": self.buffer, "host_queue": self.host_queue, "rto_min": format_time(self.rto_min),
-                "native": "Open MPI 4.1's fixed decision rules", **self.env}
+                "native": "Open MPI 4.1's fixed decision rules", "rendezvous": self.rendezvous,
+                **({"skew": f"{format_time(self.skew)} (seed {self.seed})"} if self.skew else {}), **self.env}
 
     def peak_bps(self, topology: Topology) -> float:
         return topology.peak_throughput(self.bandwidth)
@@ -102,7 +114,9 @@ class PacketBackend:
         cmd = [str(self.program), "--topology", str(self.topology_file), "--algorithm", algorithm,
                "--block", str(size), "--warmup", str(warmup), "--repetitions", str(repetitions),
                "--rate", f"{self.bandwidth:.0f}", "--latency", f"{self.latency:.9g}", "--buffer", str(self.buffer),
-               "--host-queue", self.host_queue, "--rto-min", f"{self.rto_min:.9g}"]
+               "--host-queue", self.host_queue, "--rto-min", f"{self.rto_min:.9g}", "--rendezvous", self.rendezvous]
+        if self.skew:
+            cmd += ["--skew", f"{self.skew:.9g}", "--seed", str(self.seed)]
         if self.plan_topology_arg:
             cmd += ["--plan-topology", self.plan_topology_arg]
         return cmd + self.options()

@@ -5,6 +5,7 @@ with the PMPI library preloaded; `native` is Open MPI's own MPI_Alltoall."""
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 from pathlib import Path
 
@@ -63,6 +64,7 @@ class TestbedBackend:
             self.brought_up = True
         self.record = net.status()
         self.load = [os.getloadavg()[0]]
+        self.skews: dict[str, float] = {}       # algorithm: median barrier-exit spread of its timed calls
 
     def settings(self) -> dict:
         return {"rate_bps": self.record["rate_bps"], "buffer_packets": self.record["buffer_packets"],
@@ -75,7 +77,9 @@ class TestbedBackend:
                 "phase_order": self.env.get("TOPOCOLL_PHASE_ORDER", phase_orders()[0]),
                 **self.env,
                 "ranks_per_machine": "/".join(map(str, sorted(set(self.counts)))),
-                "load_average": "/".join(f"{x:.2f}" for x in self.load)}
+                "load_average": "/".join(f"{x:.2f}" for x in self.load),
+                **({"start_skew": ", ".join(f"{a} {v * 1e3:.2f}ms" for a, v in self.skews.items())}
+                   if self.skews else {})}
 
     def peak_bps(self, topology: Topology) -> float:
         return topology.peak_throughput(self.record["rate_bps"]) if self.collective == "alltoall" else 0.0
@@ -89,13 +93,18 @@ class TestbedBackend:
         mpi.executor_env(self.record, env)
         if self.sync_depth:
             env["TOPOCOLL_SYNC_DEPTH"] = str(self.sync_depth)
+        # the ranks share this machine's clock: how far apart they start each call is measurable
+        skew_arg = ["--skew"] if self.collective == "alltoall" else []
         argv = [str(program(self.collective)), "--warmup", str(warmup), "--repetitions", str(repetitions)] + \
-            self.program_args + [str(s) for s in sizes]
+            skew_arg + self.program_args + [str(s) for s in sizes]
+        skews: list[float] = []
         slots = dict(zip(self.topology.machines, self.counts))
         with mpi.mpirun_command(self.record, argv, sorted(env), np=sum(self.counts), mca={**self.mca, **mca},
                                 slots=slots) as cmd:
             samples = collect(algorithm, cmd, dict(os.environ, **env), repetitions, on_size,
-                              collective=self.collective, messages=self.messages)
+                              collective=self.collective, messages=self.messages, skews=skews)
+        if skews:
+            self.skews[algorithm] = statistics.median(skews)
         self.load.append(os.getloadavg()[0])
         return samples
 

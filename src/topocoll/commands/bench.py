@@ -72,7 +72,8 @@ def setup_parser(p):
     p.add_argument("--pattern", default="uniform", metavar="PATTERN|FILE",
                    help="alltoallv: the blocks: uniform, zipf:S, hot:K, sparse:F, random (the core's patterns, "
                         "scaled to each size as the mean block), or a traffic matrix file (default %(default)s)")
-    p.add_argument("--seed", type=int, default=1, help="alltoallv: the pattern's seed (default %(default)s)")
+    p.add_argument("--seed", type=int, default=1,
+                   help="alltoallv: the pattern's seed; packet: the seed of --skew's draws (default %(default)s)")
     p.add_argument("--algorithms", default="all",
                    help="comma-separated algorithms, or 'all' (every registered one and native; default); 'auto' "
                         "is the PMPI library's choice as a user gets it (with --tuning FILE; auto:untuned without one); for "
@@ -119,6 +120,15 @@ def add_run_options(p) -> None:
     add_network_arguments(p, "testbed and packet: ")
     p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE",
                    help="testbed: extra Open MPI MCA parameter, e.g. btl_tcp_eager_limit=1048576")
+    p.add_argument("--skew", metavar="TIME",
+                   help="packet: each rank starts each call at a random time up to TIME after the barrier, as ranks "
+                        "leave a real barrier apart (the testbed's bench prints how far apart its ranks leave; "
+                        "default 0: all at once)")
+    p.add_argument("--rendezvous", choices=["put", "copy"], default="put",
+                   help="packet: how the simulated Open MPI moves a message over its eager limit: put (its TCP "
+                        "BTL's default: a header, the receiver's put request, then the whole message) or copy "
+                        "(as with --mca btl_tcp_flags=send,inplace,need-ack,need-csum on the testbed: a first "
+                        "fragment, an answer, the rest) (default %(default)s)")
 
 
 def add_backend_arguments(p) -> None:
@@ -142,7 +152,11 @@ def make_backend(args, machines, counts, env: dict | None = None, collective: st
         from ..bench.packet import PacketBackend
         return PacketBackend(args.topology, machines, rate(args.bandwidth), parse_time(args.latency),
                              buffer=args.buffer, rto_min=args.rto_min, host_queue=args.host_queue,
-                             sync_depth=args.sync_depth, counts=counts, env=env, collective=collective)
+                             sync_depth=args.sync_depth, counts=counts, env=env, collective=collective,
+                             skew=getattr(args, "skew", None), seed=getattr(args, "seed", 1),
+                             rendezvous=getattr(args, "rendezvous", "put"))
+    if getattr(args, "skew", None) or getattr(args, "rendezvous", "put") != "put":
+        raise TopocollError("invalid argument", "--skew and --rendezvous are the packet back-end's (--backend packet)")
     if args.backend == "simgrid":
         from ..bench.simgrid import SimGridBackend
         return SimGridBackend(args.topology, machines, rate(args.bandwidth), parse_time(args.latency), model=args.model,
@@ -300,6 +314,9 @@ def measure(args) -> harness.Result:
     if "load_average" in result.settings:
         print(f"\nload average (1 min) before and after each algorithm: {result.settings['load_average']} "
               f"on {os.cpu_count()} cores")
+    if result.settings.get("start_skew"):
+        print(f"ranks left the barrier before each timed call this far apart (median): "
+              f"{result.settings['start_skew']} (the packet back-end's --skew models it)")
     if args.csv:
         harness.write_csv(result, args.csv)
         print(f"\nwrote {args.csv}")
