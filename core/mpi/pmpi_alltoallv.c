@@ -218,10 +218,14 @@ static ventry *learn(vcomm *c, MPI_Comm comm, int *rc)
         for (int j = 0; j < p; j++) {
             long long sends = c->all[(size_t)2 * p * i + j], expects = c->all[(size_t)2 * p * j + p + i];
             if (sends == expects) continue;
-            if (c->me == 0)
+            /* both ranks concerned say it: under MPI_ERRORS_ARE_FATAL the first
+             * abort can cut off another rank's forwarded stderr */
+            if (c->me == i || c->me == j) {
                 fprintf(stderr, "topocoll: error: MPI_Alltoallv: rank %d sends rank %d %lld bytes, but rank %d "
                                 "expects %lld bytes from it (counts x type sizes must match)\n",
                         i, j, sends, j, expects);
+                fflush(stderr);
+            }
             PMPI_Comm_call_errhandler(comm, MPI_ERR_COUNT);
             *rc = MPI_ERR_COUNT;
             return NULL;
