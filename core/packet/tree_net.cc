@@ -171,7 +171,6 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
     }
     /* every egress has a queue disc, so the traffic-control layer itself
      * should drop nothing (it drops for a stopped device without one) */
-    net.node_ports.assign(nodes, {});
     for (int n = 0; n < nodes; n++) {
         bool ok = tc_topology_machine_rank(t, n) >= 0
             ? net.node[n]->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
@@ -229,15 +228,13 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                  * counted in cells do, over a device queue of one packet.
                  * ns-3's device queue alone stops taking anything once a full
                  * frame no longer fits, so a full port dropped every ACK. */
-                q->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, 1));
                 const uint32_t bytes = (uint32_t)(o.switch_queue_packets - 1) * FULL_FRAME;
                 Ptr<FifoQueueDisc> qd = CreateObjectWithAttributes<FifoQueueDisc>(
                     "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::BYTES, bytes)));
                 net.node[n]->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(dev, qd);
                 const int to = side == 0 ? parent : child;
                 net.ports.push_back({std::string(tc_topology_node_name(t, n)) + "->" + tc_topology_node_name(t, to), 0,
-                                     &net.drops_switch, qd});
-                net.node_ports[n].push_back(&net.ports.back());
+                                     &net.drops_switch});
                 qd->TraceConnectWithoutContext("Drop", MakeBoundCallback(
                     +[](port_drops *pd, Ptr<const QueueDiscItem>) { ++pd->drops; ++*pd->total; }, &net.ports.back()));
                 q->TraceConnectWithoutContext("Drop", MakeBoundCallback(   /* never: the disc holds the backlog */

@@ -29,13 +29,12 @@ struct net_options {
 };
 
 /* A switch port's drops: "child->parent" up a link, "parent->child" down
- * it; its queue, a FIFO of --buffer full frames' bytes (one of them the
+ * it (its queue: a FIFO of --buffer full frames' bytes, one of them the
  * device's own slot). */
 struct port_drops {
     std::string port;
     uint64_t drops = 0;
     uint64_t *total = nullptr;    /* the net's drops_switch, counted with it */
-    ns3::Ptr<ns3::QueueDisc> queue;
 };
 
 struct tree_net {
@@ -46,7 +45,6 @@ struct tree_net {
     uint64_t drops_device = 0;                    /* lost by a device (none expected) */
     uint64_t drops_unplaced = 0;                  /* switch drops outside a port's queue (none expected) */
     std::deque<port_drops> ports;                 /* per switch port (stable addresses) */
-    std::vector<std::vector<port_drops *>> node_ports;   /* per node: its switch ports */
     ns3::Ptr<ns3::Node> node_of_machine(int r) const { return node[machine_node[r]]; }
 };
 

@@ -26,7 +26,7 @@ DEFAULT_RTO_MIN = "200ms"
 DEFAULT_NAP = "200us"            # the testbed's: a simulated rank naps as a real one there
 MAX_QUEUE_PACKETS = 1_000_000
 MAX_SKEW = 10.0                   # seconds (the simulator's own limit)
-RENDEZVOUS = ("put", "copy")      # the simulator's --rendezvous
+RENDEZVOUS = ("put", "copy")      # the simulator's --rendezvous, its default first
 #: the PMPI library's variables the simulator takes, as its own options
 ENV_OPTIONS = {"TOPOCOLL_PACE": "--pace", "TOPOCOLL_PACE_LEAD": "--pace-lead", "TOPOCOLL_NAP": "--nap",
                "TOPOCOLL_PHASE_ORDER": "--phase-order", "TOPOCOLL_PIECE_SIZE": "--piece-size",
@@ -49,7 +49,7 @@ class PacketBackend:
     def __init__(self, topology_arg: str, topology: Topology, bandwidth: float, latency: float, buffer: int = 100,
                  rto_min: str | None = None, host_queue: str = "sparse-first", sync_depth: int | None = None,
                  counts: list[int] | None = None, env: dict | None = None, collective: str = "alltoall",
-                 skew: str | None = None, seed: int = 1, rendezvous: str = "put"):
+                 skew: str | None = None, seed: int = 1, rendezvous: str = RENDEZVOUS[0]):
         if collective != "alltoall":
             raise TopocollError("invalid argument", f"--backend packet runs MPI_Alltoall only, not {collective}")
         if counts and any(c != 1 for c in counts):

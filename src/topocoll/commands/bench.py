@@ -8,6 +8,7 @@ import sys
 from .._core import (PARAM_CLUSTERS, PARAM_FANOUT, PARAM_SEGMENTS, Topology, TopocollError, algorithms, default, format_time,
                      parameters, parse_size, parse_time, phase_orders, tree_algorithms)
 from ..bench import harness
+from ..bench.packet import RENDEZVOUS
 from .testbed import add_network_arguments
 from ..common import DEFAULT_BANDWIDTH, DEFAULT_LATENCY, add_topology_argument, load_topology, rate
 
@@ -124,7 +125,7 @@ def add_run_options(p) -> None:
                    help="packet: each rank starts each call at a random time up to TIME after the barrier, as ranks "
                         "leave a real barrier apart (the testbed's bench prints how far apart its ranks leave; "
                         "default 0: all at once)")
-    p.add_argument("--rendezvous", choices=["put", "copy"], default="put",
+    p.add_argument("--rendezvous", choices=RENDEZVOUS, default=RENDEZVOUS[0],
                    help="packet: how the simulated Open MPI moves a message over its eager limit: put (its TCP "
                         "BTL's default: a header, the receiver's put request, then the whole message) or copy "
                         "(as with --mca btl_tcp_flags=send,inplace,need-ack,need-csum on the testbed: a first "
@@ -154,8 +155,8 @@ def make_backend(args, machines, counts, env: dict | None = None, collective: st
                              buffer=args.buffer, rto_min=args.rto_min, host_queue=args.host_queue,
                              sync_depth=args.sync_depth, counts=counts, env=env, collective=collective,
                              skew=getattr(args, "skew", None), seed=getattr(args, "seed", 1),
-                             rendezvous=getattr(args, "rendezvous", "put"))
-    if getattr(args, "skew", None) or getattr(args, "rendezvous", "put") != "put":
+                             rendezvous=getattr(args, "rendezvous", RENDEZVOUS[0]))
+    if getattr(args, "skew", None) or getattr(args, "rendezvous", RENDEZVOUS[0]) != RENDEZVOUS[0]:
         raise TopocollError("invalid argument", "--skew and --rendezvous are the packet back-end's (--backend packet)")
     if args.backend == "simgrid":
         from ..bench.simgrid import SimGridBackend
