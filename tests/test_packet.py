@@ -217,8 +217,55 @@ def test_skew_draws_are_seeded(tmp_path):
     assert a["times"] != other["times"] and a["times"] != base["times"]
 
 
+def test_starts_are_replayed(tmp_path):
+    """--starts replays recorded starts: timed call k of the algorithm and
+    size takes their k-th line (cycled), warm-ups the last ones; lines of
+    other algorithms and sizes are passed over; every byte still arrives.
+    A rank held back 30 ms holds the call back as long (eager blocks: nobody
+    waits for it before), and the same file gives the same run."""
+    starts = tmp_path / "starts.txt"
+    starts.write_text("# recorded\n"
+                      "linear 20000 0 0 0 0 0\n"
+                      "pairwise 20000 0 0.5 0.5 0.5 0.5\n"
+                      "linear 20000 1 0 0.03 0 0\n"
+                      "linear 30000 0 0.7 0 0 0\n")
+    def run():
+        return simulate(tmp_path, "chain:2,2", "--algorithm", "linear", "--block", "20000", "--warmup", "1",
+                        "--repetitions", "4", "--check", "--starts", str(starts))
+    rec, again = run(), run()
+    assert rec["bad_bytes"] == 0 and rec["times"] == again["times"]
+    fast, late = rec["times"][0::2], rec["times"][1::2]
+    assert all(t < 0.01 for t in fast) and all(0.03 < t < 0.04 for t in late), rec["times"]
+    assert rec["warmup_times"][0] > 0.03, rec["warmup_times"]   # the warm-up took the last line
+
+
+@pytest.mark.parametrize("text,word", [
+    ("linear 20000 0 0 0 0\n", "starts.txt:1: 6 fields, not 7 (ALGORITHM BLOCK REPETITION, then an offset for "
+                                "each of the 4 machines)"),
+    ("linear 20000\n", "starts.txt:1: 2 fields, not 7"),
+    ("# c\n\nlinear 20000 0 0 0 0 x\n", "starts.txt:3: 'x' is not an offset"),
+    ("linear 20000 0 0 0 0 11\n", "'11' is not an offset in [0, 10] seconds"),
+    ("linear 20000 0 0 0 0 -0.1\n", "'-0.1' is not an offset"),
+    ("linear 20000 0 0 0 0 nan\n", "'nan' is not an offset"),
+    ("linear 2e4 0 0 0 0 0\n", "'2e4 0' is not a block size"),
+    ("linear 20000 -1 0 0 0 0\n", "'20000 -1' is not a block size"),
+    ("pairwise 20000 0 0 0 0 0\n", "no line for linear with 20000-byte blocks"),
+    ("", "no line for linear"),
+    ("linear 20000 0 0 0 0 0\x00\n", "starts.txt:1: a NUL byte"),
+    ("linear 20000 0 " + "0 " * 40000 + "\n", "a line longer than 65535 bytes"),
+])
+def test_simulator_refuses_bad_starts(tmp_path, text, word):
+    path = tmp_path / "starts.txt"
+    path.write_bytes(text.encode())
+    proc = subprocess.run([SIM, "--topology", str(topo_file(tmp_path, "chain:2,2")), "--algorithm", "linear",
+                           "--block", "20000", "--starts", str(path)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and word in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("args,word", [
     (["--algorithm", "nonesuch"], "unknown algorithm 'nonesuch'"),
+    (["--skew", "0.1", "--starts", "x"], "--skew and --starts: one or the other"),
+    (["--starts", "/nonexistent/s.txt"], "cannot open starts '/nonexistent/s.txt'"),
     (["--rendezvous", "get"], "--rendezvous: 'get'"),
     (["--skew", "-0.1"], "--skew"),
     (["--skew", "11"], "--skew: must be in [0, 10]"),
@@ -265,6 +312,8 @@ def test_simulator_refuses_bad_topologies(tmp_path):
     (["--skew", "20s"], "--skew 20s"),
     (["--skew", "soon"], "soon"),
     (["--seed", "-1"], "--seed -1"),
+    (["--starts", "/nonexistent/s.txt"], "no file '/nonexistent/s.txt'"),
+    (["--record-starts", "s.txt"], "--record-starts: the testbed's"),
 ])
 def test_bench_refusals(args, word):
     cmd = [sys.executable, "-m", "topocoll.cli", "bench", "chain:2,2", "--backend", "packet", "--sizes", "1K"]
@@ -291,7 +340,7 @@ def test_demo_shows_a_scaled_case(capsys, monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("backend", ["simgrid", "testbed"])
 def test_skew_and_rendezvous_belong_to_the_packet_backend(backend):
-    for extra in (["--skew", "1ms"], ["--rendezvous", "copy"]):
+    for extra in (["--skew", "1ms"], ["--rendezvous", "copy"], ["--starts", __file__]):
         proc = subprocess.run([sys.executable, "-m", "topocoll.cli", "bench", "chain:2,2", "--backend", backend,
                                "--sizes", "1K", "--algorithms", "linear", *extra], capture_output=True, text=True,
                               timeout=120)
@@ -309,6 +358,29 @@ def test_bench_passes_skew_seed_and_rendezvous(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     settings = next(csv.DictReader(out.open()))["settings"]
     assert "rendezvous=copy" in settings and "skew=300us (seed 4)" in settings, settings
+
+
+def test_bench_replays_recorded_starts(tmp_path):
+    """bench --starts hands the file to the simulator for each algorithm and
+    size; a size the file has no line for is an error naming it; with --skew
+    it is refused."""
+    starts = tmp_path / "st.txt"
+    starts.write_text("linear 70000 0 0 0.02 0 0\nnative 70000 0 0 0 0 0\n")
+    def bench(*extra):
+        return subprocess.run([sys.executable, "-m", "topocoll.cli", "bench", "chain:2,2", "--backend", "packet",
+                               "--repetitions", "2", "--quiet", *extra], capture_output=True, text=True, timeout=300)
+    out = tmp_path / "s.csv"
+    proc = bench("--sizes", "70000", "--algorithms", "linear,native", "--csv", str(out), "--starts", str(starts))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = list(csv.DictReader(out.open()))
+    assert f"starts=replayed from {starts}" in rows[0]["settings"], rows[0]["settings"]
+    held, free = [float(r["seconds"]) for r in rows if r["algorithm"] == "linear"], \
+        [float(r["seconds"]) for r in rows if r["algorithm"] == "native"]
+    assert min(held) > max(free) + 0.015, (held, free)   # one rank 20 ms late, the other calls together
+    missing = bench("--sizes", "1K", "--algorithms", "linear", "--starts", str(starts))
+    assert missing.returncode != 0 and "no line for linear with 1024-byte blocks" in missing.stderr, missing.stderr
+    both = bench("--sizes", "1K", "--algorithms", "linear", "--starts", str(starts), "--skew", "1ms")
+    assert both.returncode == 2 and "one or the other" in both.stderr
 
 
 def test_lost_retransmissions_are_found_without_a_timeout(tmp_path):

@@ -159,8 +159,10 @@ def test_refuses_a_second_testbed(testbed):
 def test_short_bench_on_the_testbed(capsys, tmp_path):
     main(["testbed", "down"])
     csv_path = tmp_path / "t.csv"
+    starts = tmp_path / "starts.txt"
     assert main(["bench", "star:2,2", "--backend", "testbed", "--sizes", "32K", "--repetitions", "2",
-                 "--algorithms", "faraj-yuan,native", "--quiet", "--csv", str(csv_path)]) == 0
+                 "--algorithms", "faraj-yuan,native", "--quiet", "--csv", str(csv_path),
+                 "--record-starts", str(starts)]) == 0
     import csv
     rows = list(csv.DictReader(csv_path.open()))
     assert len(rows) == 2 * 2 and {r["backend"] for r in rows} == {"testbed"}
@@ -169,6 +171,11 @@ def test_short_bench_on_the_testbed(capsys, tmp_path):
     skews = re.findall(r"(faraj-yuan|native) ([0-9.]+)ms", rows[0]["settings"].split("start_skew=")[1])
     assert [a for a, _ in skews] == ["faraj-yuan", "native"] and all(0 <= float(v) < 1000 for _, v in skews)
     assert "ranks left the barrier before each timed call this far apart" in capsys.readouterr().out
+    # and each rank's start, a line a timed call, as the packet back-end's --starts reads them
+    lines = [l.split() for l in starts.read_text().splitlines() if not l.startswith("#")]
+    assert [l[:3] for l in lines] == [[a, "32768", r] for a in ("faraj-yuan", "native") for r in ("0", "1")], lines
+    offsets = [[float(x) for x in l[3:]] for l in lines]
+    assert all(len(o) == 4 and min(o) == 0 and max(o) < 1 for o in offsets), offsets
     assert namespaces() == []          # the bench brought it up, so it took it down
     assert not net.STATE_DIR.exists()
 

@@ -16,6 +16,7 @@
  * MPI_Init; meaningful only where the ranks share a clock, as on the
  * emulated cluster, whose namespaces read one kernel's):
  *   skew SIZE REPETITION SECONDS
+ *   starts SIZE REPETITION S0 S1 ... (each rank's start after the earliest's)
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -64,6 +65,7 @@ int main(int argc, char **argv)
         size_t total = (size_t)m * (size_t)p;
         unsigned char *sbuf = shared ? SHARED_ALLOC(total + 1) : malloc(total + 1);
         unsigned char *rbuf = shared ? SHARED_ALLOC(total + 1) : malloc(total + 1);
+        double *starts = malloc(sizeof(double) * (size_t)p);
         if (!shared)
             for (int d = 0; d < p; d++)
                 for (long i = 0; i < m; i++) sbuf[(size_t)d * m + i] = pattern(me, d, i);
@@ -85,15 +87,25 @@ int main(int argc, char **argv)
             double dt = MPI_Wtime() - t0, worst = 0, first = start, last = start;
             MPI_Reduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
             if (skew) {
-                MPI_Reduce(&start, &first, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
-                MPI_Reduce(&start, &last, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+                MPI_Gather(&start, 1, MPI_DOUBLE, starts, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+                if (me == 0)
+                    for (int i = 0; i < p; i++) {
+                        if (starts[i] < first) first = starts[i];
+                        if (starts[i] > last) last = starts[i];
+                    }
             }
             if (me == 0) {
                 printf("result %ld %d %.9f\n", m, r, worst);
-                if (skew) printf("skew %ld %d %.9f\n", m, r, last - first);
+                if (skew) {
+                    printf("skew %ld %d %.9f\n", m, r, last - first);
+                    printf("starts %ld %d", m, r);
+                    for (int i = 0; i < p; i++) printf(" %.6f", starts[i] - first);
+                    printf("\n");
+                }
                 fflush(stdout);
             }
         }
+        free(starts);
         if (shared) { SHARED_FREE(sbuf); SHARED_FREE(rbuf); }
         else { free(sbuf); free(rbuf); }
     }

@@ -5,7 +5,7 @@
  * JSON reads back with the same steps and syncs, a compressed hostlist
  * expands to the same names; Slurm's topology.yaml, MPICH's coordinates
  * and ibnetdiscover's output (first byte 0xd0-0xdf) likewise; a tuning file's rules tile the block sizes
- * (first byte >= 0xf0); a traffic matrix (0xe0-0xef) reads back equal and
+ * (first byte >= 0xf0); recorded starts (0xc8-0xcf) read back equal; a traffic matrix (0xe0-0xef) reads back equal and
  * its bounds hold and, up to 12 ranks, the unequal-block planner's plan
  * proves (every byte once, contention-free); and on a small tree read from the bytes,
  * faraj-yuan keeps its promises and its syncs pass the sync verifier.
@@ -210,6 +210,45 @@ static void fuzz_tuning(const char *data, size_t len)
  * reads back the same from what its writer writes; its bounds are finite. */
 static tc_status write_traffic(const void *d, tc_format fmt, FILE *f) { (void)fmt; return tc_traffic_write(d, f); }
 
+/* Recorded starts: machines from the first byte, the algorithm the first
+ * line's first word; what it accepts is in range, and the same lines written
+ * back with %.17g read back equal. */
+static void fuzz_starts(unsigned char first, const char *data, size_t len)
+{
+    const int machines = 1 + first % 8;
+    char algorithm[32] = "linear";
+    size_t k = 0;
+    while (k < len && k < sizeof algorithm - 1 && data[k] > ' ' && data[k] < 0x7f) { algorithm[k] = data[k]; k++; }
+    if (k) algorithm[k] = '\0';
+    for (int64_t block = 1; block <= 1024; block *= 1024) {
+        double *rows = NULL;
+        int calls = 0;
+        if (tc_starts_read(data, len, "<fuzz>", algorithm, block, machines, &rows, &calls) != TC_OK) continue;
+        CHECK(calls >= 1 && calls <= TC_MAX_STARTS_LINES);
+        char *text = NULL;
+        size_t n;
+        FILE *f = open_memstream(&text, &n);
+        CHECK(f);
+        for (int c = 0; c < calls; c++) {
+            fprintf(f, "%s %lld %d", algorithm, (long long)block, c);
+            for (int m = 0; m < machines; m++) {
+                double v = rows[(size_t)c * machines + m];
+                CHECK(v >= 0 && v <= TC_MAX_START_OFFSET);
+                fprintf(f, " %.17g", v);
+            }
+            fputc('\n', f);
+        }
+        fclose(f);
+        double *back = NULL;
+        int again = 0;
+        CHECK(tc_starts_read(text, n, "<written>", algorithm, block, machines, &back, &again) == TC_OK &&
+              again == calls && !memcmp(back, rows, sizeof(double) * (size_t)calls * (size_t)machines));
+        free(back);
+        free(text);
+        free(rows);
+    }
+}
+
 static void fuzz_traffic(const char *data, size_t len)
 {
     tc_traffic *d = NULL, *e = NULL;
@@ -252,6 +291,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len = size - 1;
     if (data[0] >= 0xf0) {   /* the tuning reader (the others keep their first bytes) */
         fuzz_tuning(text, len);
+        tc_error_clear();
+        return 0;
+    }
+    if (data[0] >= 0xc8 && data[0] < 0xd0) {   /* recorded starts */
+        fuzz_starts(data[0], text, len);
         tc_error_clear();
         return 0;
     }

@@ -47,6 +47,7 @@ struct options {
     double pace_lead_share = -1;   /* -1: the core's default where no lead is given */
     double give_up = 0;        /* simulated seconds a call may take before the run stops (0: no limit) */
     double skew = 0;           /* a rank starts a call up to this long after the barrier's release */
+    std::string starts;        /* a file: each call's start of every rank after the barrier's release */
     unsigned long long seed = 1;
     std::string rendezvous = "put";
     int check = -1;            /* -1: when the buffers are small */
@@ -88,6 +89,9 @@ const char *HELP =
     "  --skew S             each rank starts each call at a random time up to S after the barrier\n"
     "                       (uniform; ranks leaving a barrier apart, as the testbed's do) [0]\n"
     "  --seed N             the skew's random numbers [1]\n"
+    "  --starts FILE        instead, replay recorded starts: timed call k takes the k-th line (cycled) of FILE\n"
+    "                       for --algorithm and --block: ALGORITHM BLOCK REPETITION, then each rank's start in\n"
+    "                       seconds after the earliest's (bench --backend testbed --record-starts writes it)\n"
     "  --pace auto|on|off   the executor's pacing [auto: on where link rates are known]\n"
     "  --pace-lead S        [the core's default for the plan]; --piece-size BYTES [64000]\n"
     "  --pace-lead-share P  without --pace-lead, a step's lead is at most P % of its link time [8; 0: no cap]\n"
@@ -167,6 +171,7 @@ options parse(int argc, char **argv)
         else if (a == "--nap") o.nap = number(a.c_str(), v);
         else if (a == "--give-up") o.give_up = number(a.c_str(), v);
         else if (a == "--skew") o.skew = number(a.c_str(), v);
+        else if (a == "--starts") o.starts = v;
         else if (a == "--seed") o.seed = (unsigned long long)whole(a.c_str(), v, 0, 1LL << 53);
         else if (a == "--rendezvous") o.rendezvous = v;
         else if (a == "--sync-depth") o.sync_depth = (int)whole(a.c_str(), v, 1, 1 << 20);
@@ -188,6 +193,7 @@ options parse(int argc, char **argv)
         usage_error("--pace-lead-share: must be a percentage from 0 to 100");
     if (o.give_up < 0 || o.give_up > 1e6) usage_error("--give-up: must be in [0, 1e6] simulated seconds");
     if (o.skew > 10) usage_error("--skew: must be in [0, 10] seconds");
+    if (o.skew > 0 && !o.starts.empty()) usage_error("--skew and --starts: one or the other");
     if (o.rendezvous != "put" && o.rendezvous != "copy")
         usage_error("--rendezvous: '" + o.rendezvous + "'; valid: put, copy");
     return o;
@@ -263,6 +269,15 @@ int main(int argc, char **argv)
                         "' has " + std::to_string(tc_topology_machine_slots(topo, r)) +
                         " slots; the packet simulator runs one rank a machine");
     if (p < 2) usage_error("the topology has fewer than 2 machines");
+    std::vector<std::vector<double>> starts;   /* --starts: the lines of this algorithm and block, the core's reader */
+    if (!o.starts.empty()) {
+        double *rows = nullptr;
+        int n = 0;
+        if (tc_starts_load(o.starts.c_str(), o.algorithm.c_str(), o.block, p, &rows, &n) != TC_OK)
+            usage_error(std::string("--starts: ") + tc_error_message());
+        for (int c = 0; c < n; c++) starts.emplace_back(rows + (size_t)c * p, rows + (size_t)(c + 1) * p);
+        free(rows);
+    }
     const double default_rate = o.rate > 0 ? o.rate : tc_default("bandwidth");
     tc_topology *plan_topo = topo;
     if (!o.plan_topology.empty()) {
@@ -386,7 +401,11 @@ int main(int argc, char **argv)
                     for (long long i = 0; i < o.block; i++) s[(size_t)d * o.block + i] = pattern(me, d, i, c);
                 memset(rv, 0xEE, span);
             }
-            sim_barrier(o.skew > 0 ? o.skew * uniform(o.seed, c, me) : 0);   /* this rank leaves it late */
+            /* this rank leaves it late */
+            /* with --starts, timed call k takes line k (cycled), the warm-ups the last ones */
+            const long long n = (long long)starts.size();
+            sim_barrier(n ? starts[(size_t)((((long long)c - o.warmup) % n + n) % n)][(size_t)me]
+                        : o.skew > 0 ? o.skew * uniform(o.seed, c, me) : 0);
             double t0 = SIM_Wtime();
             if (me == 0 && o.progress && wall_now() - wall0 > 5)   /* long runs only */
                 fprintf(stderr, "topocoll-packet: call %d of %d (%s) starts at %.3f s simulated, %.1f s of wall time\n",

@@ -599,6 +599,22 @@ tc_status tc_traffic_bounds(const tc_traffic *d, const tc_topology *topo, double
 /* 1 (and *block) when every block off the diagonal has the same bytes, > 0. */
 int tc_traffic_uniform(const tc_traffic *d, int64_t *block);
 
+/* ---- recorded starts ---------------------------------------------------
+ * When each rank began each timed call (`topocoll bench --backend testbed
+ * --record-starts`; the packet simulator's --starts replays them): a line
+ * a call, "ALGORITHM BLOCK REPETITION" then one offset in seconds, in [0,
+ * TC_MAX_START_OFFSET], a machine; '#' comments and blank lines skipped.
+ * Every line is checked; *offsets gets the lines of `algorithm` at `block`
+ * bytes in file order (*calls x machines, row major; free() it).  No such
+ * line: TC_ERR_ARG naming the algorithm and size. */
+#define TC_MAX_STARTS_LINES 100000
+#define TC_MAX_STARTS_LINE 65535     /* bytes of a line */
+#define TC_MAX_START_OFFSET 10.0     /* seconds */
+tc_status tc_starts_read(const char *text, size_t len, const char *filename, const char *algorithm, int64_t block,
+                         int machines, double **offsets, int *calls);
+tc_status tc_starts_load(const char *path, const char *algorithm, int64_t block, int machines, double **offsets,
+                         int *calls);
+
 /* The unequal-block planner (alltoallv_plan.c says how and what it costs):
  * D into a direct schedule named "planned" whose steps are contention-free
  * (a directed link carries at most one piece a step), blocks cut into pieces

@@ -70,14 +70,15 @@ def auto_env(algorithm: str, tuning: str | None) -> dict:
 
 def collect(algorithm: str, cmd: list[str], env: dict, repetitions: int, on_size=None, cwd=None,
             collective: str = "alltoall", messages: dict | None = None,
-            skews: list | None = None) -> list[Sample]:
+            skews: list | None = None, starts: list | None = None) -> list[Sample]:
     """Run the benchmark program (any launcher) and read its lines: every
     byte checked once per size, one sample per timed call; then make sure
     TOPOCOLL_STATS names the algorithm, so what ran is what was asked.  For
     the rooted collectives, messages[algorithm] gets the messages a call sent
     across each level (the library's counts over all calls); skews gets the
     program's `skew` lines (alltoall_bench --skew): how far apart the ranks
-    left the barrier before each timed call, in seconds."""
+    left the barrier before each timed call, in seconds; starts its `starts`
+    lines: (size, each rank's start after the earliest's, seconds) a call."""
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
     samples = []
     for line in proc.stdout:
@@ -88,6 +89,8 @@ def collect(algorithm: str, cmd: list[str], env: dict, repetitions: int, on_size
                                 f"{algorithm}: {parts[3]} wrong bytes with {parts[1]}-byte blocks")
         if parts[:1] == ["skew"] and skews is not None:
             skews.append(float(parts[3]))
+        if parts[:1] == ["starts"] and starts is not None:
+            starts.append((int(parts[1]), [float(x) for x in parts[3:]]))
         if parts[:1] == ["result"]:
             samples.append(Sample(algorithm, int(parts[1]), int(parts[2]), float(parts[3])))
             if int(parts[2]) == repetitions - 1 and on_size:
@@ -130,6 +133,7 @@ SETTING_WORDS = {
     "native": lambda v: f"native = {v}",
     "rendezvous": lambda v: f"Open MPI's {v} rendezvous",
     "skew": lambda v: f"ranks start up to {v} apart",
+    "starts": lambda v: f"ranks' starts {v}",
     "start_skew": lambda v: f"ranks left the barrier {v} apart",
 }
 

@@ -49,7 +49,7 @@ class PacketBackend:
     def __init__(self, topology_arg: str, topology: Topology, bandwidth: float, latency: float, buffer: int = 100,
                  rto_min: str | None = None, host_queue: str = "sparse-first", sync_depth: int | None = None,
                  counts: list[int] | None = None, env: dict | None = None, collective: str = "alltoall",
-                 skew: str | None = None, seed: int = 1, rendezvous: str = RENDEZVOUS[0]):
+                 skew: str | None = None, seed: int = 1, rendezvous: str = RENDEZVOUS[0], starts: str | None = None):
         if collective != "alltoall":
             raise TopocollError("invalid argument", f"--backend packet runs MPI_Alltoall only, not {collective}")
         if counts and any(c != 1 for c in counts):
@@ -67,6 +67,11 @@ class PacketBackend:
         if rendezvous not in RENDEZVOUS:
             raise TopocollError("invalid argument", f"--rendezvous {rendezvous}; valid: {', '.join(RENDEZVOUS)}")
         self.seed, self.rendezvous = seed, rendezvous
+        if starts and self.skew:
+            raise TopocollError("invalid argument", "--skew and --starts: one or the other")
+        if starts and not os.path.isfile(starts):
+            raise TopocollError("i/o error", f"--starts: no file '{starts}'")
+        self.starts = os.path.abspath(starts) if starts else None   # the simulator reads and checks it
         self.program = program()
         self.topology = topology
         self.bandwidth, self.latency, self.buffer, self.host_queue = bandwidth, latency, buffer, host_queue
@@ -88,7 +93,8 @@ class PacketBackend:
         return {"network": "ns-3 3.37 packets: TCP Cubic, MSS 1448, delayed ACKs, tail loss probes",
                 "buffer_packets": self.buffer, "host_queue": self.host_queue, "rto_min": format_time(self.rto_min),
                 "native": "Open MPI 4.1's fixed decision rules", "rendezvous": self.rendezvous,
-                **({"skew": f"{format_time(self.skew)} (seed {self.seed})"} if self.skew else {}), **self.env}
+                **({"skew": f"{format_time(self.skew)} (seed {self.seed})"} if self.skew else {}),
+                **({"starts": f"replayed from {self.starts}"} if self.starts else {}), **self.env}
 
     def peak_bps(self, topology: Topology) -> float:
         return topology.peak_throughput(self.bandwidth)
@@ -117,6 +123,8 @@ class PacketBackend:
                "--host-queue", self.host_queue, "--rto-min", f"{self.rto_min:.9g}", "--rendezvous", self.rendezvous]
         if self.skew:
             cmd += ["--skew", f"{self.skew:.9g}", "--seed", str(self.seed)]
+        if self.starts:
+            cmd += ["--starts", self.starts]
         if self.plan_topology_arg:
             cmd += ["--plan-topology", self.plan_topology_arg]
         return cmd + self.options()

@@ -65,6 +65,7 @@ class TestbedBackend:
         self.record = net.status()
         self.load = [os.getloadavg()[0]]
         self.skews: dict[str, float] = {}       # algorithm: median barrier-exit spread of its timed calls
+        self.starts: dict[str, list] = {}       # algorithm: (size, each rank's start offset) a timed call
 
     def settings(self) -> dict:
         return {"rate_bps": self.record["rate_bps"], "buffer_packets": self.record["buffer_packets"],
@@ -98,11 +99,13 @@ class TestbedBackend:
         argv = [str(program(self.collective)), "--warmup", str(warmup), "--repetitions", str(repetitions)] + \
             skew_arg + self.program_args + [str(s) for s in sizes]
         skews: list[float] = []
+        starts: list = []
         slots = dict(zip(self.topology.machines, self.counts))
         with mpi.mpirun_command(self.record, argv, sorted(env), np=sum(self.counts), mca={**self.mca, **mca},
                                 slots=slots) as cmd:
             samples = collect(algorithm, cmd, dict(os.environ, **env), repetitions, on_size,
-                              collective=self.collective, messages=self.messages, skews=skews)
+                              collective=self.collective, messages=self.messages, skews=skews, starts=starts)
+        self.starts[algorithm] = starts
         if skews:
             self.skews[algorithm] = statistics.median(skews)
         self.load.append(os.getloadavg()[0])

@@ -125,6 +125,12 @@ def add_run_options(p) -> None:
                    help="packet: each rank starts each call at a random time up to TIME after the barrier, as ranks "
                         "leave a real barrier apart (the testbed's bench prints how far apart its ranks leave; "
                         "default 0: all at once)")
+    p.add_argument("--starts", metavar="FILE",
+                   help="packet: instead of --skew, replay the starts --record-starts wrote: each timed call's "
+                        "ranks start as the testbed's did in the same algorithm, size and repetition")
+    p.add_argument("--record-starts", metavar="FILE",
+                   help="testbed: write when each rank started each timed call (seconds after the earliest rank; "
+                        "a line 'ALGORITHM BLOCK REPETITION OFFSET...'), for the packet back-end's --starts")
     p.add_argument("--rendezvous", choices=RENDEZVOUS, default=RENDEZVOUS[0],
                    help="packet: how the simulated Open MPI moves a message over its eager limit: put (its TCP "
                         "BTL's default: a header, the receiver's put request, then the whole message) or copy "
@@ -149,15 +155,19 @@ def make_backend(args, machines, counts, env: dict | None = None, collective: st
     if args.launcher and args.backend != "mpirun":
         raise TopocollError("invalid argument", f"unexpected arguments {' '.join(args.launcher)!r} (a launcher "
                                                 "goes with --backend mpirun)")
+    if getattr(args, "record_starts", None) and (args.backend != "testbed" or collective != "alltoall"):
+        raise TopocollError("invalid argument", "--record-starts: the testbed's (--backend testbed), for alltoall")
     if args.backend == "packet":
         from ..bench.packet import PacketBackend
         return PacketBackend(args.topology, machines, rate(args.bandwidth), parse_time(args.latency),
                              buffer=args.buffer, rto_min=args.rto_min, host_queue=args.host_queue,
                              sync_depth=args.sync_depth, counts=counts, env=env, collective=collective,
                              skew=getattr(args, "skew", None), seed=getattr(args, "seed", 1),
-                             rendezvous=getattr(args, "rendezvous", RENDEZVOUS[0]))
-    if getattr(args, "skew", None) or getattr(args, "rendezvous", RENDEZVOUS[0]) != RENDEZVOUS[0]:
-        raise TopocollError("invalid argument", "--skew and --rendezvous are the packet back-end's (--backend packet)")
+                             rendezvous=getattr(args, "rendezvous", RENDEZVOUS[0]), starts=getattr(args, "starts", None))
+    if getattr(args, "skew", None) or getattr(args, "starts", None) or \
+            getattr(args, "rendezvous", RENDEZVOUS[0]) != RENDEZVOUS[0]:
+        raise TopocollError("invalid argument", "--skew, --starts and --rendezvous are the packet back-end's "
+                                                "(--backend packet)")
     if args.backend == "simgrid":
         from ..bench.simgrid import SimGridBackend
         return SimGridBackend(args.topology, machines, rate(args.bandwidth), parse_time(args.latency), model=args.model,
@@ -271,6 +281,22 @@ def plan_topology_file(path: str, machines: Topology) -> str:
     return os.path.abspath(path)
 
 
+def write_starts(path: str, starts: dict, topology: str, ranks: int) -> None:
+    """--record-starts: a line a timed call, read by topocoll-packet --starts."""
+    lines = [f"# topocoll bench --record-starts: {topology}, {ranks} ranks; a timed call a line: ALGORITHM BLOCK "
+             "REPETITION, then when each rank left the barrier, in seconds after the earliest"]
+    for algorithm, calls in starts.items():
+        reps: dict[int, int] = {}
+        for size, offsets in calls:
+            lines.append(f"{algorithm} {size} {reps.setdefault(size, 0)} " + " ".join(f"{x:.6f}" for x in offsets))
+            reps[size] += 1
+    try:
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    except OSError as e:
+        raise TopocollError("i/o error", f"--record-starts: cannot write '{path}': {e.strerror}") from None
+
+
 def measure(args) -> harness.Result:
     """Run the benchmark the arguments describe, print its tables, write its
     CSV and figure; the result (for the demo)."""
@@ -317,7 +343,11 @@ def measure(args) -> harness.Result:
               f"on {os.cpu_count()} cores")
     if result.settings.get("start_skew"):
         print(f"ranks left the barrier before each timed call this far apart (median): "
-              f"{result.settings['start_skew']} (the packet back-end's --skew models it)")
+              f"{result.settings['start_skew']} (the packet back-end's --skew models it; --record-starts keeps every "
+              "rank's start, which its --starts replays)")
+    if getattr(args, "record_starts", None):
+        write_starts(args.record_starts, backend.starts, args.topology, topo.num_machines)
+        print(f"\nwrote {args.record_starts}")
     if args.csv:
         harness.write_csv(result, args.csv)
         print(f"\nwrote {args.csv}")
