@@ -269,15 +269,11 @@ int main(int argc, char **argv)
                         "' has " + std::to_string(tc_topology_machine_slots(topo, r)) +
                         " slots; the packet simulator runs one rank a machine");
     if (p < 2) usage_error("the topology has fewer than 2 machines");
-    std::vector<std::vector<double>> starts;   /* --starts: the lines of this algorithm and block, the core's reader */
-    if (!o.starts.empty()) {
-        double *rows = nullptr;
-        int n = 0;
-        if (tc_starts_load(o.starts.c_str(), o.algorithm.c_str(), o.block, p, &rows, &n) != TC_OK)
-            usage_error(std::string("--starts: ") + tc_error_message());
-        for (int c = 0; c < n; c++) starts.emplace_back(rows + (size_t)c * p, rows + (size_t)(c + 1) * p);
-        free(rows);
-    }
+    double *starts = nullptr;   /* --starts: the core reads the lines of this algorithm and block, p offsets each */
+    int start_lines = 0;
+    if (!o.starts.empty() &&
+        tc_starts_load(o.starts.c_str(), o.algorithm.c_str(), o.block, p, &starts, &start_lines) != TC_OK)
+        usage_error(std::string("--starts: ") + tc_error_message());
     const double default_rate = o.rate > 0 ? o.rate : tc_default("bandwidth");
     tc_topology *plan_topo = topo;
     if (!o.plan_topology.empty()) {
@@ -401,10 +397,10 @@ int main(int argc, char **argv)
                     for (long long i = 0; i < o.block; i++) s[(size_t)d * o.block + i] = pattern(me, d, i, c);
                 memset(rv, 0xEE, span);
             }
-            /* this rank leaves it late */
-            /* with --starts, timed call k takes line k (cycled), the warm-ups the last ones */
-            const long long n = (long long)starts.size();
-            sim_barrier(n ? starts[(size_t)((((long long)c - o.warmup) % n + n) % n)][(size_t)me]
+            /* this rank leaves it late: with --starts, timed call k as line k
+             * (cycled), the warm-ups as the last lines; else by --skew */
+            const int line = start_lines ? ((c - o.warmup) % start_lines + start_lines) % start_lines : 0;
+            sim_barrier(start_lines ? starts[(size_t)line * p + (size_t)me]
                         : o.skew > 0 ? o.skew * uniform(o.seed, c, me) : 0);
             double t0 = SIM_Wtime();
             if (me == 0 && o.progress && wall_now() - wall0 > 5)   /* long runs only */
@@ -478,6 +474,7 @@ int main(int argc, char **argv)
     printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu}\n", worst.size(),
            (unsigned long long)net.drops_unplaced);
     Simulator::Destroy();
+    free(starts);
     if (sched) tc_schedule_destroy(sched);
     if (plan_topo != topo) tc_topology_destroy(plan_topo);
     tc_topology_destroy(topo);

@@ -45,8 +45,8 @@ tc_status tc_starts_read(const char *text, size_t len, const char *filename, con
                 TC_MAX_MACHINES);
     if (len > (size_t)TC_MAX_FILE_BYTES)
         TC_FAIL(TC_ERR_LIMIT, "%s: more than the limit of %ld bytes for a starts file", filename, (long)TC_MAX_FILE_BYTES);
-    if (memchr(text, '\0', len)) {
-        const char *nul = memchr(text, '\0', len);
+    const char *nul = memchr(text, '\0', len);
+    if (nul) {
         int line = 1;
         for (const char *c = text; c < nul; c++) line += *c == '\n';
         TC_FAIL(TC_ERR_PARSE, "%s:%d: a NUL byte", filename, line);

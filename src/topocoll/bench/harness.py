@@ -78,7 +78,8 @@ def collect(algorithm: str, cmd: list[str], env: dict, repetitions: int, on_size
     across each level (the library's counts over all calls); skews gets the
     program's `skew` lines (alltoall_bench --skew): how far apart the ranks
     left the barrier before each timed call, in seconds; starts its `starts`
-    lines: (size, each rank's start after the earliest's, seconds) a call."""
+    lines: (size, repetition, each rank's start after the earliest's in
+    seconds) a call."""
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
     samples = []
     for line in proc.stdout:
@@ -90,7 +91,7 @@ def collect(algorithm: str, cmd: list[str], env: dict, repetitions: int, on_size
         if parts[:1] == ["skew"] and skews is not None:
             skews.append(float(parts[3]))
         if parts[:1] == ["starts"] and starts is not None:
-            starts.append((int(parts[1]), [float(x) for x in parts[3:]]))
+            starts.append((int(parts[1]), int(parts[2]), [float(x) for x in parts[3:]]))
         if parts[:1] == ["result"]:
             samples.append(Sample(algorithm, int(parts[1]), int(parts[2]), float(parts[3])))
             if int(parts[2]) == repetitions - 1 and on_size:

@@ -65,7 +65,7 @@ class TestbedBackend:
         self.record = net.status()
         self.load = [os.getloadavg()[0]]
         self.skews: dict[str, float] = {}       # algorithm: median barrier-exit spread of its timed calls
-        self.starts: dict[str, list] = {}       # algorithm: (size, each rank's start offset) a timed call
+        self.starts: dict[str, list] = {}       # algorithm: (size, repetition, each rank's start offset) a timed call
 
     def settings(self) -> dict:
         return {"rate_bps": self.record["rate_bps"], "buffer_packets": self.record["buffer_packets"],

@@ -286,10 +286,7 @@ def write_starts(path: str, starts: dict, topology: str, ranks: int) -> None:
     lines = [f"# topocoll bench --record-starts: {topology}, {ranks} ranks; a timed call a line: ALGORITHM BLOCK "
              "REPETITION, then when each rank left the barrier, in seconds after the earliest"]
     for algorithm, calls in starts.items():
-        reps: dict[int, int] = {}
-        for size, offsets in calls:
-            lines.append(f"{algorithm} {size} {reps.setdefault(size, 0)} " + " ".join(f"{x:.6f}" for x in offsets))
-            reps[size] += 1
+        lines += [f"{algorithm} {size} {rep} " + " ".join(f"{x:.6f}" for x in offsets) for size, rep, offsets in calls]
     try:
         with open(path, "w") as f:
             f.write("\n".join(lines) + "\n")
