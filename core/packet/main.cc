@@ -40,7 +40,7 @@ namespace {
 struct options {
     std::string topology, plan_topology, algorithm = "faraj-yuan", congestion = "cubic", host_queue = "sparse-first";
     std::string phase_order = "grouped", pace = "auto";
-    long long block = 65536, segment_size = 0, piece_size = 64000, mss = 1448, sndbuf = 4 << 20,
+    long long block = 65536, segment_size = 0, piece_size = 64000, mss = 1448, sndbuf = 0 /* auto */,
               rcvbuf = 4 << 20;
     int warmup = 1, repetitions = 3, buffer = 100, host_queue_packets = 1000, sync_depth = 1, fanout = 0;
     double rate = 0, latency = 0, rto_min = 0.2, delayed_ack = 0.04, pace_lead = -1, nap = 200e-6;
@@ -82,7 +82,9 @@ const char *HELP =
     "                       as Linux's RACK finds (ns-3 waits for the timeout) [on]\n"
     "  --socket-lookup hash|walk  how a node's TCP finds a packet's socket: a hash, or ns-3's walk of\n"
     "                       every socket (the same results, slower from 128 machines) [hash]\n"
-    "  --mss BYTES          TCP payload a segment [1448]; --sndbuf/--rcvbuf BYTES [4194304]\n"
+    "  --mss BYTES          TCP payload a segment [1448]; --rcvbuf BYTES [4194304]\n"
+    "  --sndbuf auto|BYTES  a socket's send buffer: auto grows it with the window as Linux does (a send\n"
+    "                       completes once its last byte is queued), up to 4194304; BYTES fixes it [auto]\n"
     "  --rendezvous put|copy  how Open MPI moves a message over its eager limit: put (its TCP BTL's\n"
     "                       default: a header, the receiver's put request, the whole message) or copy (the\n"
     "                       BTL without put: a first fragment, an answer, the rest) [put]\n"
@@ -148,7 +150,7 @@ options parse(int argc, char **argv)
         else if (a == "--rto-min") o.rto_min = number(a.c_str(), v);
         else if (a == "--delayed-ack") o.delayed_ack = number(a.c_str(), v);
         else if (a == "--mss") o.mss = whole(a.c_str(), v, 64, 9000);
-        else if (a == "--sndbuf") o.sndbuf = whole(a.c_str(), v, 4096, 1LL << 30);
+        else if (a == "--sndbuf") o.sndbuf = !strcmp(v, "auto") ? 0 : whole(a.c_str(), v, 4096, 1LL << 30);
         else if (a == "--rcvbuf") o.rcvbuf = whole(a.c_str(), v, 4096, 1LL << 30);
         else if (a == "--pace") o.pace = v;
         else if (a == "--corrupt-message") o.corrupt_message = whole(a.c_str(), v, 1, 1LL << 40);
@@ -204,7 +206,8 @@ void tcp_defaults(const options &o)
     Config::SetDefault("ns3::TcpL4Protocol::SocketType",
                        TypeIdValue(TypeId::LookupByName(o.congestion == "cubic" ? "ns3::TcpCubic" : "ns3::TcpNewReno")));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue((uint32_t)o.mss));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue((uint32_t)o.sndbuf));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize",
+                       UintegerValue((uint32_t)(o.sndbuf ? o.sndbuf : probing_tcp_sndbuf(10, (uint32_t)o.mss))));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue((uint32_t)o.rcvbuf));
     Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
     Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
@@ -336,6 +339,7 @@ int main(int argc, char **argv)
     mo.move_data = check;
     mo.loss_probes = o.loss_probes;
     mo.lost_retransmits = o.lost_retransmits;
+    mo.sndbuf_max = o.sndbuf ? 0 : LINUX_SNDBUF_MAX;
     mo.corrupt_message = o.corrupt_message;
     mo.rendezvous = o.rendezvous == "put" ? rendezvous_kind::put : rendezvous_kind::copy;
     sim_world_init(&net, mo);

@@ -14,17 +14,19 @@
  * A lost retransmission (lost_retransmits): ns-3 3.37 retransmits a
  * segment once per recovery (RFC 6675's NextSeg skips one already
  * retransmitted) and leaves a lost retransmission to the timeout.  Linux's
- * RACK (tcp_rack_detect_loss) marks a retransmission lost once data sent
- * after it has been acknowledged and a reordering window has passed.  Here:
- * while the connection recovers (fast recovery or after a timeout) and its
- * first unacknowledged segment was retransmitted, an ACK carrying SACK
- * blocks that comes more than 5/4 of the smoothed RTT after that
- * retransmission (RACK's window is min_rtt / 4) was sent by data that left
- * after it, so the segment is marked lost and goes again as the window
- * allows (the emulated cluster's
- * counters and the simulator's: docs/results/2026-11-26-packet-validation.md). */
+ * RACK (tcp_rack_detect_loss) marks any segment lost once a segment sent
+ * after it has been delivered, less a reordering window that is 0 during a
+ * recovery on a connection that has seen no reordering (tcp_rack_reo_wnd;
+ * the simulated tree never reorders).  Here, while the connection recovers
+ * (fast recovery or after a timeout), every ACK finds the latest send time
+ * of a segment it acknowledges or that is SACKed, and every retransmitted,
+ * unSACKed segment last sent before that goes again as the window allows
+ * (the emulated cluster's counters and the simulator's:
+ * docs/results/2026-11-26-packet-validation.md). */
 #include "probing_tcp.h"
 
+#include <algorithm>
+#include <list>
 #include <map>
 #include <unordered_map>
 
@@ -33,6 +35,39 @@ using namespace ns3;
 namespace {
 
 uint64_t g_probes = 0, g_lost_retransmits = 0;
+
+/* ns-3 3.37's TcpTxBuffer marks only its first segment lost again
+ * (MarkHeadAsLost); RACK needs any.  Its scoreboard is private, so these
+ * name the members through explicit instantiation (where access is not
+ * checked), and mark_lost below keeps the buffer's byte counts as
+ * MarkHeadAsLost does. */
+template <typename Tag, typename Tag::type M> struct Grant {
+    friend typename Tag::type member(Tag) { return M; }
+};
+struct SentList { using type = std::list<TcpTxItem *> TcpTxBuffer::*; friend type member(SentList); };
+struct RetransBytes { using type = uint32_t TcpTxBuffer::*; friend type member(RetransBytes); };
+struct LostBytes { using type = uint32_t TcpTxBuffer::*; friend type member(LostBytes); };
+struct ItemLost { using type = bool TcpTxItem::*; friend type member(ItemLost); };
+template struct Grant<SentList, &TcpTxBuffer::m_sentList>;
+template struct Grant<RetransBytes, &TcpTxBuffer::m_retrans>;
+template struct Grant<LostBytes, &TcpTxBuffer::m_lostOut>;
+template struct Grant<ItemLost, &TcpTxItem::m_lost>;
+
+const std::list<TcpTxItem *> &sent_list(TcpTxBuffer &b) { return b.*member(SentList()); }
+
+/* A retransmitted segment lost again: NextSeg's rule 1 sends it once more. */
+void mark_lost(TcpTxBuffer &b, TcpTxItem *item)
+{
+    const uint32_t size = item->GetPacket()->GetSize();
+    if (item->m_retrans) {
+        item->m_retrans = false;
+        b.*member(RetransBytes()) -= size;
+    }
+    if (!(item->*member(ItemLost()))) {
+        item->*member(ItemLost()) = true;
+        b.*member(LostBytes()) += size;
+    }
+}
 
 /* A node's TCP finding a packet's socket by a hash: ns-3's demultiplexer
  * walks the node's whole list of endpoints for every packet (one or two a
@@ -93,6 +128,7 @@ class ProbingTcp : public TcpSocketBase {
         return tid;
     }
     bool probes = true, lost_retransmits = true;
+    uint32_t sndbuf_max = 0;   /* grow the send buffer with the window up to this, as Linux does; 0: fixed */
 
   protected:
     Ptr<TcpSocketBase> Fork() override
@@ -117,9 +153,7 @@ class ProbingTcp : public TcpSocketBase {
     uint32_t SendDataPacket(SequenceNumber32 seq, uint32_t maxSize, bool withAck) override
     {
         restart_after_idle();
-        const bool again = seq < m_tcb->m_highTxMark.Get();
         uint32_t n = TcpSocketBase::SendDataPacket(seq, maxSize, withAck);
-        if (again && n > 0 && lost_retransmits) resent[seq.GetValue()] = Simulator::Now();
         if (n > 0 && seq + n >= m_tcb->m_highTxMark.Get()) {
             last_seq = seq;
             last_len = n;
@@ -130,8 +164,10 @@ class ProbingTcp : public TcpSocketBase {
     }
     void ReceivedAck(Ptr<Packet> p, const TcpHeader &h) override
     {
+        if (lost_retransmits) note_acknowledged(h.GetAckNumber());
         TcpSocketBase::ReceivedAck(p, h);
-        if (lost_retransmits) find_lost_retransmission(h);
+        if (lost_retransmits) find_lost_retransmissions();
+        if (sndbuf_max) grow_sndbuf();
         arm();
     }
 
@@ -174,22 +210,45 @@ class ProbingTcp : public TcpSocketBase {
         if (l4 && listens && m_endPoint) l4->listening.erase(m_endPoint->GetLocalPort());
         key_set = listens = false;
     }
-    std::map<uint32_t, Time> resent;   /* retransmitted segments not yet acknowledged: when last sent */
+    Time delivered_sent = Seconds(-1);   /* RACK's clock: the latest send time of a segment delivered */
 
-    void find_lost_retransmission(const TcpHeader &h)
+    /* Before ns-3 drops what an ACK acknowledges: when those segments were last sent. */
+    void note_acknowledged(SequenceNumber32 ack)
     {
-        const SequenceNumber32 una = m_txBuffer->HeadSequence();
-        for (auto it = resent.begin(); it != resent.end();)   /* forget what is acknowledged */
-            it = SequenceNumber32(it->first) < una ? resent.erase(it) : std::next(it);
+        SequenceNumber32 seq = m_txBuffer->HeadSequence();
+        for (TcpTxItem *item : sent_list(*m_txBuffer)) {
+            if (seq >= ack) break;
+            seq += item->GetSeqSize();
+            if (seq <= ack) delivered_sent = std::max(delivered_sent, item->GetLastSent());
+        }
+    }
+
+    void find_lost_retransmissions()
+    {
         const auto state = m_tcb->m_congState.Get();
         if (state != TcpSocketState::CA_RECOVERY && state != TcpSocketState::CA_LOSS) return;
-        auto head = resent.find(una.GetValue());
-        if (head == resent.end() || BytesInFlight() == 0 || !h.HasOption(TcpOption::SACK)) return;
-        Time srtt = m_rtt->GetEstimate();
-        if (srtt.IsZero() || Simulator::Now() - head->second <= srtt + srtt / 4) return;
-        g_lost_retransmits++;
-        m_txBuffer->MarkHeadAsLost();
-        SendPendingData(true);   /* as Linux does: it goes again within the window (RFC 6675's NextSeg, rule 1) */
+        const std::list<TcpTxItem *> &sent = sent_list(*m_txBuffer);
+        for (TcpTxItem *item : sent)
+            if (item->IsSacked()) delivered_sent = std::max(delivered_sent, item->GetLastSent());
+        uint64_t found = 0;
+        for (TcpTxItem *item : sent)
+            if (item->m_retrans && !item->IsSacked() && item->GetLastSent() < delivered_sent) {
+                mark_lost(*m_txBuffer, item);
+                found++;
+            }
+        if (!found) return;
+        g_lost_retransmits += found;
+        SendPendingData(true);   /* as Linux does: they go again within the window (RFC 6675's NextSeg, rule 1) */
+    }
+
+    void grow_sndbuf()
+    {
+        const uint64_t segs = std::max<uint64_t>(10, m_tcb->m_cWnd.Get() / m_tcb->m_segmentSize);
+        const uint32_t want = (uint32_t)std::min<uint64_t>(sndbuf_max, probing_tcp_sndbuf(segs, m_tcb->m_segmentSize));
+        if (want > m_txBuffer->MaxBufferSize()) {
+            SetSndBufSize(want);
+            if (GetTxAvailable() > 0) NotifySend(GetTxAvailable());
+        }
     }
 
     Time last_send = Seconds(-1);
@@ -252,7 +311,12 @@ class ProbingTcp : public TcpSocketBase {
 
 }  // namespace
 
-Ptr<Socket> probing_tcp_socket(Ptr<Node> node, bool probes, bool lost_retransmits)
+uint64_t probing_tcp_sndbuf(uint64_t segments, uint32_t mss)
+{
+    return segments * LINUX_SNDBUF_PER_SEGMENT * mss / LINUX_TRUESIZE_PER_SEGMENT;
+}
+
+Ptr<Socket> probing_tcp_socket(Ptr<Node> node, bool probes, bool lost_retransmits, uint32_t sndbuf_max)
 {
     Ptr<TcpL4Protocol> l4 = node->GetObject<TcpL4Protocol>();
     TypeIdValue cc, rec, rtt;
@@ -263,6 +327,7 @@ Ptr<Socket> probing_tcp_socket(Ptr<Node> node, bool probes, bool lost_retransmit
     Ptr<ProbingTcp> s = CreateObject<ProbingTcp>();
     s->probes = probes;
     s->lost_retransmits = lost_retransmits;
+    s->sndbuf_max = sndbuf_max;
     s->SetNode(node);
     s->SetTcp(l4);
     f.SetTypeId(rtt.Get());
