@@ -1,7 +1,7 @@
 /* TCP with a tail loss probe (probing_tcp.h says why).
  *
- * The probe follows Linux 6.1 (tcp_schedule_loss_probe, tcp_send_loss_probe,
- * the kernel the emulated cluster runs): while the connection is in order
+ * The probe follows Linux's (tcp_schedule_loss_probe, tcp_send_loss_probe,
+ * as in 6.1; the emulated cluster runs 6.18): while the connection is in order
  * and has data in flight, a probe is due 2 x SRTT after the last send or
  * ACK (plus the 200 ms delayed-ACK allowance when one segment is in flight,
  * else 2 ms), unless the retransmission timeout comes first; it sends new

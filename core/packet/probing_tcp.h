@@ -16,7 +16,7 @@ ns3::Ptr<ns3::Socket> probing_tcp_socket(ns3::Ptr<ns3::Node> node, bool probes, 
 /* Linux's send buffer (tcp_sndbuf_expand), in bytes of data: 2 x per_mss
  * bytes of memory a segment of the window (at least 10), and a queued
  * segment of mss bytes takes LINUX_TRUESIZE_PER_SEGMENT of memory.  Both
- * measured on the emulated cluster's kernel (Debian 12's 6.1, TSO and GSO
+ * measured on the emulated cluster's kernel (6.18 on this machine, TSO and GSO
  * off) with ss -m: the buffer is 46,080 bytes up to a window of 10 segments
  * and grows by 4,608 a segment; a send queue of n segments holds about
  * n x 1,560 bytes. */
