@@ -207,7 +207,7 @@ void tcp_defaults(const options &o)
                        TypeIdValue(TypeId::LookupByName(o.congestion == "cubic" ? "ns3::TcpCubic" : "ns3::TcpNewReno")));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue((uint32_t)o.mss));
     Config::SetDefault("ns3::TcpSocket::SndBufSize",
-                       UintegerValue((uint32_t)(o.sndbuf ? o.sndbuf : probing_tcp_sndbuf(10, (uint32_t)o.mss))));
+                       UintegerValue(o.sndbuf ? (uint32_t)o.sndbuf : probing_tcp_sndbuf(0, (uint32_t)o.mss)));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue((uint32_t)o.rcvbuf));
     Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
     Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
@@ -339,7 +339,7 @@ int main(int argc, char **argv)
     mo.move_data = check;
     mo.loss_probes = o.loss_probes;
     mo.lost_retransmits = o.lost_retransmits;
-    mo.sndbuf_max = o.sndbuf ? 0 : LINUX_SNDBUF_MAX;
+    mo.sndbuf_auto = o.sndbuf == 0;
     mo.corrupt_message = o.corrupt_message;
     mo.rendezvous = o.rendezvous == "put" ? rendezvous_kind::put : rendezvous_kind::copy;
     sim_world_init(&net, mo);

@@ -27,7 +27,6 @@
 
 #include <algorithm>
 #include <list>
-#include <map>
 #include <unordered_map>
 
 using namespace ns3;
@@ -128,7 +127,7 @@ class ProbingTcp : public TcpSocketBase {
         return tid;
     }
     bool probes = true, lost_retransmits = true;
-    uint32_t sndbuf_max = 0;   /* grow the send buffer with the window up to this, as Linux does; 0: fixed */
+    bool sndbuf_auto = false;   /* the send buffer grows with the window, as Linux's does */
 
   protected:
     Ptr<TcpSocketBase> Fork() override
@@ -167,7 +166,7 @@ class ProbingTcp : public TcpSocketBase {
         if (lost_retransmits) note_acknowledged(h.GetAckNumber());
         TcpSocketBase::ReceivedAck(p, h);
         if (lost_retransmits) find_lost_retransmissions();
-        if (sndbuf_max) grow_sndbuf();
+        if (sndbuf_auto) grow_sndbuf();
         arm();
     }
 
@@ -243,8 +242,7 @@ class ProbingTcp : public TcpSocketBase {
 
     void grow_sndbuf()
     {
-        const uint64_t segs = std::max<uint64_t>(10, m_tcb->m_cWnd.Get() / m_tcb->m_segmentSize);
-        const uint32_t want = (uint32_t)std::min<uint64_t>(sndbuf_max, probing_tcp_sndbuf(segs, m_tcb->m_segmentSize));
+        const uint32_t want = probing_tcp_sndbuf(m_tcb->m_cWnd.Get() / m_tcb->m_segmentSize, m_tcb->m_segmentSize);
         if (want > m_txBuffer->MaxBufferSize()) {
             SetSndBufSize(want);
             if (GetTxAvailable() > 0) NotifySend(GetTxAvailable());
@@ -311,12 +309,13 @@ class ProbingTcp : public TcpSocketBase {
 
 }  // namespace
 
-uint64_t probing_tcp_sndbuf(uint64_t segments, uint32_t mss)
+uint32_t probing_tcp_sndbuf(uint64_t segments, uint32_t mss)
 {
-    return segments * LINUX_SNDBUF_PER_SEGMENT * mss / LINUX_TRUESIZE_PER_SEGMENT;
+    return (uint32_t)std::min(std::max<uint64_t>(segments, 10) * LINUX_SNDBUF_PER_SEGMENT * mss / LINUX_TRUESIZE_PER_SEGMENT,
+                              LINUX_SNDBUF_MAX);
 }
 
-Ptr<Socket> probing_tcp_socket(Ptr<Node> node, bool probes, bool lost_retransmits, uint32_t sndbuf_max)
+Ptr<Socket> probing_tcp_socket(Ptr<Node> node, bool probes, bool lost_retransmits, bool sndbuf_auto)
 {
     Ptr<TcpL4Protocol> l4 = node->GetObject<TcpL4Protocol>();
     TypeIdValue cc, rec, rtt;
@@ -327,7 +326,7 @@ Ptr<Socket> probing_tcp_socket(Ptr<Node> node, bool probes, bool lost_retransmit
     Ptr<ProbingTcp> s = CreateObject<ProbingTcp>();
     s->probes = probes;
     s->lost_retransmits = lost_retransmits;
-    s->sndbuf_max = sndbuf_max;
+    s->sndbuf_auto = sndbuf_auto;
     s->SetNode(node);
     s->SetTcp(l4);
     f.SetTypeId(rtt.Get());

@@ -437,7 +437,7 @@ double sim_connect(const std::vector<char> &need, int machines)
             if (need[(size_t)a * machines + b]) to[a].push_back(b);
     for (int b = 0; b < machines; b++) {
         Ptr<Socket> l = probing_tcp_socket(g_net->node_of_machine(b), g_opt.loss_probes, g_opt.lost_retransmits,
-                                           g_opt.sndbuf_max);
+                                           g_opt.sndbuf_auto);
         l->Bind(InetSocketAddress(Ipv4Address::GetAny(), PORT));
         l->Listen();
         l->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address &>(),
@@ -460,7 +460,7 @@ double sim_connect(const std::vector<char> &need, int machines)
             g_pending_connects += 2;
             Simulator::Schedule(MicroSeconds(gap_us * (int64_t)k), +[](int a, int b) {
                 Ptr<Socket> s = probing_tcp_socket(g_net->node_of_machine(a), g_opt.loss_probes,
-                                                   g_opt.lost_retransmits, g_opt.sndbuf_max);
+                                                   g_opt.lost_retransmits, g_opt.sndbuf_auto);
                 s->Bind();
                 s->SetConnectCallback(MakeBoundCallback(+[](int a, int b, Ptr<Socket> s) {
                                           /* a first message, so that the other end learns of the

@@ -39,7 +39,7 @@ struct mpi_options {
     bool move_data = false;          /* carry the bytes themselves (for checking them) */
     bool loss_probes = true;         /* TCP probes a lost tail as Linux does (probing_tcp.h) */
     bool lost_retransmits = true;    /* TCP finds a lost retransmission as Linux's RACK does (probing_tcp.h) */
-    uint32_t sndbuf_max = 0;         /* a send buffer grows with the window up to this (probing_tcp.h); 0: fixed */
+    bool sndbuf_auto = false;        /* a send buffer grows with the window as Linux's does (probing_tcp.h) */
     long long corrupt_message = 0;   /* for testing the check: flip a byte of the k-th message with data */
     double stall_seconds = 1000;     /* no request completing for this long (simulated): stuck, stop */
 };

@@ -70,16 +70,14 @@ def auto_env(algorithm: str, tuning: str | None) -> dict:
 
 def collect(algorithm: str, cmd: list[str], env: dict, repetitions: int, on_size=None, cwd=None,
             collective: str = "alltoall", messages: dict | None = None,
-            skews: list | None = None, starts: list | None = None) -> list[Sample]:
+            starts: list | None = None) -> list[Sample]:
     """Run the benchmark program (any launcher) and read its lines: every
     byte checked once per size, one sample per timed call; then make sure
     TOPOCOLL_STATS names the algorithm, so what ran is what was asked.  For
     the rooted collectives, messages[algorithm] gets the messages a call sent
-    across each level (the library's counts over all calls); skews gets the
-    program's `skew` lines (alltoall_bench --skew): how far apart the ranks
-    left the barrier before each timed call, in seconds; starts its `starts`
-    lines: (size, repetition, each rank's start after the earliest's in
-    seconds) a call."""
+    across each level (the library's counts over all calls); starts gets the
+    program's `starts` lines (alltoall_bench --skew): (size, repetition, each
+    rank's start after the earliest's in seconds) a timed call."""
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
     samples = []
     for line in proc.stdout:
@@ -88,8 +86,6 @@ def collect(algorithm: str, cmd: list[str], env: dict, repetitions: int, on_size
             proc.kill()
             raise TopocollError("verification failed",
                                 f"{algorithm}: {parts[3]} wrong bytes with {parts[1]}-byte blocks")
-        if parts[:1] == ["skew"] and skews is not None:
-            skews.append(float(parts[3]))
         if parts[:1] == ["starts"] and starts is not None:
             starts.append((int(parts[1]), int(parts[2]), [float(x) for x in parts[3:]]))
         if parts[:1] == ["result"]:

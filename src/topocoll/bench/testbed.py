@@ -98,16 +98,15 @@ class TestbedBackend:
         skew_arg = ["--skew"] if self.collective == "alltoall" else []
         argv = [str(program(self.collective)), "--warmup", str(warmup), "--repetitions", str(repetitions)] + \
             skew_arg + self.program_args + [str(s) for s in sizes]
-        skews: list[float] = []
         starts: list = []
         slots = dict(zip(self.topology.machines, self.counts))
         with mpi.mpirun_command(self.record, argv, sorted(env), np=sum(self.counts), mca={**self.mca, **mca},
                                 slots=slots) as cmd:
             samples = collect(algorithm, cmd, dict(os.environ, **env), repetitions, on_size,
-                              collective=self.collective, messages=self.messages, skews=skews, starts=starts)
+                              collective=self.collective, messages=self.messages, starts=starts)
         self.starts[algorithm] = starts
-        if skews:
-            self.skews[algorithm] = statistics.median(skews)
+        if starts:   # how far apart the ranks left the barrier: each call's latest start
+            self.skews[algorithm] = statistics.median(max(offsets) for _, _, offsets in starts)
         self.load.append(os.getloadavg()[0])
         return samples
 
