@@ -51,8 +51,7 @@ struct options {
     unsigned long long seed = 1;
     std::string rendezvous = "put";
     int check = -1;            /* -1: when the buffers are small */
-    bool loss_probes = true;   /* TCP recovers a lost tail as Linux does */
-    bool lost_retransmits = true;   /* ... and a lost retransmission */
+    probing_tcp_options tcp;   /* what TCP does as Linux's does (--sndbuf sets sndbuf_auto) */
     std::string socket_lookup = "hash";
     long long corrupt_message = 0;
     bool progress = false;
@@ -80,6 +79,9 @@ const char *HELP =
     "  --loss-probes on|off Linux's tail loss probe and SACK loss detection (ns-3 has neither) [on]\n"
     "  --lost-retransmits on|off  a retransmission is lost once data sent after it is acknowledged,\n"
     "                       as Linux's RACK finds (ns-3 waits for the timeout) [on]\n"
+    "  --small-queues on|off  Linux's TCP small queues: a connection keeps no more than about 1 ms of\n"
+    "                       its rate (at least 2 segments) in its machine's queue, the rest of its window\n"
+    "                       waiting in the socket; off: the whole window goes to the queue (ns-3's) [on]\n"
     "  --socket-lookup hash|walk  how a node's TCP finds a packet's socket: a hash, or ns-3's walk of\n"
     "                       every socket (the same results, slower from 128 machines) [hash]\n"
     "  --mss BYTES          TCP payload a segment [1448]; --rcvbuf BYTES [4194304]\n"
@@ -113,6 +115,12 @@ double number(const char *opt, const char *text)
     if (errno || end == text || *end || !std::isfinite(v) || v < 0)
         usage_error(std::string(opt) + ": '" + text + "' is not a non-negative number");
     return v;
+}
+
+bool on_off(const char *opt, const char *text)
+{
+    if (strcmp(text, "on") && strcmp(text, "off")) usage_error(std::string(opt) + ": '" + text + "'; valid: on, off");
+    return !strcmp(text, "on");
 }
 
 long long whole(const char *opt, const char *text, long long least, long long most)
@@ -158,15 +166,9 @@ options parse(int argc, char **argv)
             if (strcmp(v, "hash") && strcmp(v, "walk")) usage_error("--socket-lookup: '" + std::string(v) + "'; valid: hash, walk");
             o.socket_lookup = v;
         }
-        else if (a == "--loss-probes") {
-            if (strcmp(v, "on") && strcmp(v, "off")) usage_error("--loss-probes: '" + std::string(v) + "'; valid: on, off");
-            o.loss_probes = !strcmp(v, "on");
-        }
-        else if (a == "--lost-retransmits") {
-            if (strcmp(v, "on") && strcmp(v, "off"))
-                usage_error("--lost-retransmits: '" + std::string(v) + "'; valid: on, off");
-            o.lost_retransmits = !strcmp(v, "on");
-        }
+        else if (a == "--loss-probes") o.tcp.probes = on_off(a.c_str(), v);
+        else if (a == "--lost-retransmits") o.tcp.lost_retransmits = on_off(a.c_str(), v);
+        else if (a == "--small-queues") o.tcp.small_queues = on_off(a.c_str(), v);
         else if (a == "--pace-lead") o.pace_lead = number(a.c_str(), v);
         else if (a == "--pace-lead-share") o.pace_lead_share = number(a.c_str(), v);
         else if (a == "--piece-size") o.piece_size = whole(a.c_str(), v, 1, 1LL << 30);
@@ -219,7 +221,7 @@ void tcp_defaults(const options &o)
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
     /* with loss probes, a hole below SACKed data is a loss at once (as RACK
      * decides; the tree never reorders a flow): probing_tcp.cc */
-    Config::SetDefault("ns3::TcpSocketBase::ReTxThreshold", UintegerValue(o.loss_probes ? 1 : 3));
+    Config::SetDefault("ns3::TcpSocketBase::ReTxThreshold", UintegerValue(o.tcp.probes ? 1 : 3));
     /* Linux sends timestamps, but ns-3 3.37 samples the RTT from the echo of
      * an ACK that a retransmission provoked, so a recovery inflates the RTO
      * (to over 60 s: Open MPI's pairwise on 64 machines at 300 KB through
@@ -337,9 +339,8 @@ int main(int argc, char **argv)
     if (!why.empty()) usage_error(why);
     mpi_options mo;
     mo.move_data = check;
-    mo.loss_probes = o.loss_probes;
-    mo.lost_retransmits = o.lost_retransmits;
-    mo.sndbuf_auto = o.sndbuf == 0;
+    mo.tcp = o.tcp;
+    mo.tcp.sndbuf_auto = o.sndbuf == 0;
     mo.corrupt_message = o.corrupt_message;
     mo.rendezvous = o.rendezvous == "put" ? rendezvous_kind::put : rendezvous_kind::copy;
     sim_world_init(&net, mo);
@@ -358,7 +359,7 @@ int main(int argc, char **argv)
     double connect_s = sim_connect(need, p);
     const unsigned long long connect_drops = net.drops_switch + net.drops_host + net.drops_device;
     /* what follows counts the calls only, not the handshakes */
-    net.drops_switch = net.drops_host = net.drops_device = net.drops_unplaced = 0;
+    net.drops_switch = net.drops_host = net.drops_device = net.drops_unplaced = net.host_queue_peak = 0;
     for (auto &pd : net.ports) pd.drops = 0;
     sim_reset_stats();
     probing_tcp_reset();
@@ -475,8 +476,9 @@ int main(int argc, char **argv)
     std::sort(worst.begin(), worst.end(), [](const port_drops *a, const port_drops *b) { return a->drops > b->drops; });
     for (size_t k = 0; k < worst.size() && k < 12; k++)
         printf("%s\"%s\": %llu", k ? ", " : "", worst[k]->port.c_str(), (unsigned long long)worst[k]->drops);
-    printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu}\n", worst.size(),
-           (unsigned long long)net.drops_unplaced);
+    printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu, \"host_queue_peak\": %llu, \"small_queues\": %s}\n",
+           worst.size(), (unsigned long long)net.drops_unplaced, (unsigned long long)net.host_queue_peak,
+           o.tcp.small_queues ? "true" : "false");
     Simulator::Destroy();
     free(starts);
     if (sched) tc_schedule_destroy(sched);

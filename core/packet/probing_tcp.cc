@@ -22,7 +22,12 @@
  * of a segment it acknowledges or that is SACKed, and every retransmitted,
  * unSACKed segment last sent before that goes again as the window allows
  * (the emulated cluster's counters and the simulator's:
- * docs/results/2026-11-26-packet-validation.md). */
+ * docs/results/2026-11-26-packet-validation.md).
+ *
+ * TCP small queues (small_queues): probing_tcp.h.  The socket counts the
+ * bytes of its segments in its machine's queue (the queue tells it); its
+ * AvailableWindow is none while they are over the limit, and the queue's
+ * report of one leaving sends again. */
 #include "probing_tcp.h"
 
 #include <algorithm>
@@ -34,6 +39,13 @@ using namespace ns3;
 namespace {
 
 uint64_t g_probes = 0, g_lost_retransmits = 0;
+small_queue_owner *g_sender = nullptr;   /* the socket whose data segment is on its way down the stack */
+
+/* g_sender for the scope of one data segment's send (ns-3 queues it synchronously) */
+struct sending {
+    explicit sending(small_queue_owner *s) { g_sender = s; }
+    ~sending() { g_sender = nullptr; }
+};
 
 /* ns-3 3.37's TcpTxBuffer marks only its first segment lost again
  * (MarkHeadAsLost); RACK needs any.  Its scoreboard is private, so these
@@ -118,7 +130,7 @@ class FastTcpL4 : public TcpL4Protocol {
 };
 NS_OBJECT_ENSURE_REGISTERED(FastTcpL4);
 
-class ProbingTcp : public TcpSocketBase {
+class ProbingTcp : public TcpSocketBase, public small_queue_owner {
   public:
     static TypeId GetTypeId()
     {
@@ -126,14 +138,25 @@ class ProbingTcp : public TcpSocketBase {
             TypeId("topocoll::ProbingTcp").SetParent<TcpSocketBase>().SetGroupName("Internet").AddConstructor<ProbingTcp>();
         return tid;
     }
-    bool probes = true, lost_retransmits = true;
-    bool sndbuf_auto = false;   /* the send buffer grows with the window, as Linux's does */
+    probing_tcp_options opt;
+
+    void queued(uint32_t bytes) override { in_queue += bytes; }
+    void left(uint32_t bytes) override
+    {
+        in_queue -= std::min(bytes, in_queue);
+        if (throttled && in_queue < small_queue_limit()) {
+            throttled = false;
+            Simulator::ScheduleNow(&ProbingTcp::send_again, Ptr<ProbingTcp>(this));
+        }
+    }
 
   protected:
     Ptr<TcpSocketBase> Fork() override
     {
         Ptr<ProbingTcp> s = CopyObject<ProbingTcp>(this);
         s->key_set = s->listens = false;
+        s->in_queue = 0;
+        s->throttled = false;
         return s;
     }
 
@@ -152,6 +175,7 @@ class ProbingTcp : public TcpSocketBase {
     uint32_t SendDataPacket(SequenceNumber32 seq, uint32_t maxSize, bool withAck) override
     {
         restart_after_idle();
+        sending scope(opt.small_queues ? this : nullptr);
         uint32_t n = TcpSocketBase::SendDataPacket(seq, maxSize, withAck);
         if (n > 0 && seq + n >= m_tcb->m_highTxMark.Get()) {
             last_seq = seq;
@@ -163,11 +187,20 @@ class ProbingTcp : public TcpSocketBase {
     }
     void ReceivedAck(Ptr<Packet> p, const TcpHeader &h) override
     {
-        if (lost_retransmits) note_acknowledged(h.GetAckNumber());
+        if (opt.lost_retransmits) note_acknowledged(h.GetAckNumber());
         TcpSocketBase::ReceivedAck(p, h);
-        if (lost_retransmits) find_lost_retransmissions();
-        if (sndbuf_auto) grow_sndbuf();
+        if (opt.lost_retransmits) find_lost_retransmissions();
+        if (opt.sndbuf_auto) grow_sndbuf();
         arm();
+    }
+    uint32_t AvailableWindow() const override
+    {
+        const uint32_t w = TcpSocketBase::AvailableWindow();
+        if (w == 0 || !opt.small_queues || in_queue < small_queue_limit() ||
+            m_txBuffer->BytesInFlight() <= m_tcb->m_segmentSize)   /* tcp_rtx_queue_empty_or_single_skb */
+            return w;
+        throttled = true;
+        return 0;
     }
 
   public:
@@ -189,6 +222,31 @@ class ProbingTcp : public TcpSocketBase {
     }
 
   private:
+    uint32_t in_queue = 0;           /* bytes of its segments in its machine's queue */
+    mutable bool throttled = false;  /* held back by them: send when one leaves */
+
+    /* tcp_small_queue_check's limit in bytes of packets: max(2 x a
+     * segment's truesize, the pacing rate >> 10), the rate as
+     * tcp_update_pacing_rate sets it (cwnd x MSS / SRTT, x 2 below half the
+     * slow-start threshold, else x 1.2), doubled in a recovery
+     * (tcp_xmit_retransmit_queue's factor 1) */
+    uint32_t small_queue_limit() const
+    {
+        const uint64_t mss = m_tcb->m_segmentSize, cwnd = m_tcb->m_cWnd.Get() / mss;
+        const double srtt = m_rtt->GetEstimate().GetSeconds();
+        uint64_t truesize = 2 * LINUX_SEGMENT_TRUESIZE;
+        if (srtt > 0) {
+            const double ratio = cwnd < m_tcb->m_ssThresh.Get() / mss / 2 ? 2.0 : 1.2;
+            truesize = std::max(truesize, (uint64_t)(ratio * (double)(cwnd * mss) / srtt) >> 10);
+        }
+        if (!in_order()) truesize *= 2;
+        return (uint32_t)(truesize * (mss + 40) / LINUX_SEGMENT_TRUESIZE);   /* a full packet: truesize 2304 */
+    }
+    void send_again()
+    {
+        if (m_state == ESTABLISHED || m_state == CLOSE_WAIT) SendPendingData(m_connected);
+    }
+
     EventId probe_event;
     ConnKey key{0, 0};               /* its FastTcpL4 entry, */
     bool key_set = false, listens = false;   /* if it has one */
@@ -260,7 +318,7 @@ class ProbingTcp : public TcpSocketBase {
      * connection idles between the messages of a pair. */
     void restart_after_idle()
     {
-        if (!probes || last_send.IsNegative() || BytesInFlight() != 0) return;
+        if (!opt.probes || last_send.IsNegative() || BytesInFlight() != 0) return;
         Time rto = m_rto.Get(), idle = Simulator::Now() - last_send;
         if (rto.IsZero() || idle <= rto) return;
         uint32_t restart = std::min(m_tcb->m_initialCWnd * m_tcb->m_segmentSize, m_tcb->m_cWnd.Get());
@@ -278,7 +336,7 @@ class ProbingTcp : public TcpSocketBase {
     void arm()
     {
         probe_event.Cancel();
-        if (!probes || !in_order() || BytesInFlight() == 0 || !m_retxEvent.IsRunning()) return;
+        if (!opt.probes || !in_order() || BytesInFlight() == 0 || !m_retxEvent.IsRunning()) return;
         Time srtt = m_rtt->GetEstimate();
         if (srtt.IsZero()) return;
         Time pto = 2 * srtt + (BytesInFlight() <= m_tcb->m_segmentSize ? MilliSeconds(200) : MilliSeconds(2));
@@ -291,6 +349,7 @@ class ProbingTcp : public TcpSocketBase {
     {
         if (!in_order() || BytesInFlight() == 0) return;
         g_probes++;
+        sending scope(opt.small_queues ? this : nullptr);
         const uint32_t mss = m_tcb->m_segmentSize;
         SequenceNumber32 next = m_tcb->m_nextTxSequence;
         if (m_txBuffer->SizeFromSequence(next) > 0) {
@@ -315,7 +374,9 @@ uint32_t probing_tcp_sndbuf(uint64_t segments, uint32_t mss)
                               LINUX_SNDBUF_MAX);
 }
 
-Ptr<Socket> probing_tcp_socket(Ptr<Node> node, bool probes, bool lost_retransmits, bool sndbuf_auto)
+small_queue_owner *probing_tcp_sender() { return g_sender; }
+
+Ptr<Socket> probing_tcp_socket(Ptr<Node> node, const probing_tcp_options &o)
 {
     Ptr<TcpL4Protocol> l4 = node->GetObject<TcpL4Protocol>();
     TypeIdValue cc, rec, rtt;
@@ -324,9 +385,7 @@ Ptr<Socket> probing_tcp_socket(Ptr<Node> node, bool probes, bool lost_retransmit
     l4->GetAttribute("RttEstimatorType", rtt);
     ObjectFactory f;
     Ptr<ProbingTcp> s = CreateObject<ProbingTcp>();
-    s->probes = probes;
-    s->lost_retransmits = lost_retransmits;
-    s->sndbuf_auto = sndbuf_auto;
+    s->opt = o;
     s->SetNode(node);
     s->SetTcp(l4);
     f.SetTypeId(rtt.Get());

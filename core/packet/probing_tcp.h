@@ -9,10 +9,38 @@
 
 #include "ns3/internet-module.h"
 
+/* What the sockets do as Linux's do (each can be turned off to measure it). */
+struct probing_tcp_options {
+    bool probes = true;             /* tail loss probes */
+    bool lost_retransmits = true;   /* RACK finds a lost retransmission */
+    bool sndbuf_auto = true;        /* the send buffer grows with the window */
+    bool small_queues = true;       /* TCP small queues: below */
+};
 /* A connected-socket factory for a node: the subclass below, with the
  * node's TCP defaults (congestion control, recovery, RTT estimator). */
-ns3::Ptr<ns3::Socket> probing_tcp_socket(ns3::Ptr<ns3::Node> node, bool probes, bool lost_retransmits,
-                                         bool sndbuf_auto);
+ns3::Ptr<ns3::Socket> probing_tcp_socket(ns3::Ptr<ns3::Node> node, const probing_tcp_options &o);
+
+/* Linux's TCP small queues (tcp_small_queue_check): a socket stops handing
+ * its machine's egress queue data while that queue holds more of its
+ * segments' memory than max(2 segments' truesize, 1/1024 s of its pacing
+ * rate) (twice that in a recovery, where Linux retransmits with double the
+ * limit), unless at most one segment is unacknowledged, and sends again as
+ * they leave for the wire.  Without it every window waits in the machine's
+ * queue, where a retransmission queues behind its own connection's backlog.
+ * The queue reports its packets through this interface: the socket whose
+ * data segment is being queued (null for anything else), then when each
+ * packet of it leaves. */
+struct small_queue_owner {
+    virtual void queued(uint32_t bytes) = 0;
+    virtual void left(uint32_t bytes) = 0;
+    virtual ~small_queue_owner() = default;
+};
+small_queue_owner *probing_tcp_sender();
+/* A one-segment skb's truesize (tcp_sndbuf_expand's per_mss: 1448 bytes of
+ * data, headers, skb_shared_info, rounded to a power of two, plus sk_buff):
+ * this simulator's segments are single, where the kernel's GSO builds larger
+ * skbs and splits them under the queue (a departure: docs/packet.md). */
+constexpr uint32_t LINUX_SEGMENT_TRUESIZE = 2304;
 /* Linux's send buffer for a window of `segments` (tcp_sndbuf_expand), in
  * bytes of data: 2 x per_mss bytes of memory a segment of the window (at
  * least 10), a queued segment of mss bytes taking LINUX_TRUESIZE_PER_SEGMENT
@@ -21,7 +49,7 @@ ns3::Ptr<ns3::Socket> probing_tcp_socket(ns3::Ptr<ns3::Node> node, bool probes, 
  * off) with ss -m: the buffer is 46,080 bytes up to a window of 10 segments
  * and grows by 4,608 a segment; a send queue of n segments holds about
  * n x 1,560 bytes. */
-constexpr uint64_t LINUX_SNDBUF_PER_SEGMENT = 2 * 2304;
+constexpr uint64_t LINUX_SNDBUF_PER_SEGMENT = 2 * LINUX_SEGMENT_TRUESIZE;
 constexpr uint64_t LINUX_TRUESIZE_PER_SEGMENT = 1560;
 constexpr uint64_t LINUX_SNDBUF_MAX = 4194304;   /* net.ipv4.tcp_wmem's maximum */
 uint32_t probing_tcp_sndbuf(uint64_t segments, uint32_t mss);

@@ -436,8 +436,7 @@ double sim_connect(const std::vector<char> &need, int machines)
         for (int b = a + 1; b < machines; b++)
             if (need[(size_t)a * machines + b]) to[a].push_back(b);
     for (int b = 0; b < machines; b++) {
-        Ptr<Socket> l = probing_tcp_socket(g_net->node_of_machine(b), g_opt.loss_probes, g_opt.lost_retransmits,
-                                           g_opt.sndbuf_auto);
+        Ptr<Socket> l = probing_tcp_socket(g_net->node_of_machine(b), g_opt.tcp);
         l->Bind(InetSocketAddress(Ipv4Address::GetAny(), PORT));
         l->Listen();
         l->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address &>(),
@@ -459,8 +458,7 @@ double sim_connect(const std::vector<char> &need, int machines)
             int b = to[a][k];
             g_pending_connects += 2;
             Simulator::Schedule(MicroSeconds(gap_us * (int64_t)k), +[](int a, int b) {
-                Ptr<Socket> s = probing_tcp_socket(g_net->node_of_machine(a), g_opt.loss_probes,
-                                                   g_opt.lost_retransmits, g_opt.sndbuf_auto);
+                Ptr<Socket> s = probing_tcp_socket(g_net->node_of_machine(a), g_opt.tcp);
                 s->Bind();
                 s->SetConnectCallback(MakeBoundCallback(+[](int a, int b, Ptr<Socket> s) {
                                           /* a first message, so that the other end learns of the

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "probing_tcp.h"
 #include "tree_net.h"
 
 /* How the simulated MPI moves a message: Open MPI 4.1's ob1 over its TCP
@@ -37,9 +38,7 @@ struct mpi_options {
     long long max_send = 131072;     /* btl_tcp_max_send_size */
     rendezvous_kind rendezvous = rendezvous_kind::put;
     bool move_data = false;          /* carry the bytes themselves (for checking them) */
-    bool loss_probes = true;         /* TCP probes a lost tail as Linux does (probing_tcp.h) */
-    bool lost_retransmits = true;    /* TCP finds a lost retransmission as Linux's RACK does (probing_tcp.h) */
-    bool sndbuf_auto = false;        /* a send buffer grows with the window as Linux's does (probing_tcp.h) */
+    probing_tcp_options tcp;         /* what TCP does as Linux's does (probing_tcp.h) */
     long long corrupt_message = 0;   /* for testing the check: flip a byte of the k-th message with data */
     double stall_seconds = 1000;     /* no request completing for this long (simulated): stuck, stop */
 };

@@ -6,6 +6,7 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 using namespace ns3;
@@ -87,7 +88,9 @@ class TreeRoutingHelper : public Ipv4RoutingHelper {
  * alone), a flow's packets never overtake each other here: ns-3's TCP has no
  * RACK, so a reordered sync behind bulk data of its own connection drew
  * duplicate ACKs, fast retransmits and timeouts (faraj-yuan on 2 x 8
- * machines at 32 KB: 550 ms, 184 without), where Linux waits them out. */
+ * machines at 32 KB: 550 ms, 184 without), where Linux waits them out.
+ * It tells a socket when its data segments come in and leave, for TCP small
+ * queues (probing_tcp.h). */
 class SmallFirstQueueDisc : public QueueDisc {
   public:
     static TypeId GetTypeId()
@@ -101,9 +104,24 @@ class SmallFirstQueueDisc : public QueueDisc {
     SmallFirstQueueDisc() : QueueDisc(QueueDiscSizePolicy::NO_LIMITS) {}
     uint32_t limit = 1000;
     bool small_first = true;
+    uint64_t *peak = nullptr;   /* the most packets any machine's queue held */
 
   private:
     std::unordered_map<uint32_t, uint32_t> bulk;   /* flow hash -> its packets in the bulk band */
+    std::unordered_map<const QueueDiscItem *, small_queue_owner *> owner;   /* a queued data segment's socket */
+
+    Ptr<QueueDiscItem> leaving(Ptr<QueueDiscItem> item)
+    {
+        if (item && !owner.empty()) {
+            auto o = owner.find(PeekPointer(item));
+            if (o != owner.end()) {
+                small_queue_owner *s = o->second;
+                owner.erase(o);
+                s->left(item->GetSize());
+            }
+        }
+        return item;
+    }
 
     bool DoEnqueue(Ptr<QueueDiscItem> item) override
     {
@@ -116,17 +134,22 @@ class SmallFirstQueueDisc : public QueueDisc {
         }
         if (!GetInternalQueue(band)->Enqueue(item)) return false;
         if (band == 1) bulk[flow]++;
+        if (small_queue_owner *s = probing_tcp_sender()) {
+            owner[PeekPointer(item)] = s;
+            s->queued(item->GetSize());
+        }
+        *peak = std::max<uint64_t>(*peak, GetInternalQueue(0)->GetNPackets() + GetInternalQueue(1)->GetNPackets());
         return true;
     }
     Ptr<QueueDiscItem> DoDequeue() override
     {
-        if (Ptr<QueueDiscItem> item = GetInternalQueue(0)->Dequeue()) return item;
+        if (Ptr<QueueDiscItem> item = GetInternalQueue(0)->Dequeue()) return leaving(item);
         Ptr<QueueDiscItem> item = GetInternalQueue(1)->Dequeue();
         if (item) {
             auto it = bulk.find(item->Hash(0));
             if (it != bulk.end() && --it->second == 0) bulk.erase(it);
         }
-        return item;
+        return leaving(item);
     }
     bool CheckConfig() override
     {
@@ -216,6 +239,7 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                 Ptr<SmallFirstQueueDisc> qd = CreateObject<SmallFirstQueueDisc>();
                 qd->limit = (uint32_t)o.host_queue_packets;
                 qd->small_first = o.host_small_first;
+                qd->peak = &net.host_queue_peak;
                 Ptr<TrafficControlLayer> tcl = net.node[n]->GetObject<TrafficControlLayer>();
                 tcl->SetRootQueueDiscOnDevice(dev, qd);
                 qd->TraceConnectWithoutContext("Drop", MakeBoundCallback(

@@ -44,6 +44,7 @@ struct tree_net {
     uint64_t drops_switch = 0, drops_host = 0;    /* packets dropped at full queues */
     uint64_t drops_device = 0;                    /* lost by a device (none expected) */
     uint64_t drops_unplaced = 0;                  /* switch drops outside a port's queue (none expected) */
+    uint64_t host_queue_peak = 0;                 /* the most packets a machine's egress queue held */
     std::deque<port_drops> ports;                 /* per switch port (stable addresses) */
     ns3::Ptr<ns3::Node> node_of_machine(int r) const { return node[machine_node[r]]; }
 };
