@@ -240,7 +240,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
             truesize = std::max(truesize, (uint64_t)(ratio * (double)(cwnd * mss) / srtt) >> 10);
         }
         if (!in_order()) truesize *= 2;
-        return (uint32_t)(truesize * (mss + 40) / LINUX_SEGMENT_TRUESIZE);   /* a full packet: truesize 2304 */
+        return (uint32_t)(truesize * (mss + TCP_IP_HEADERS) / LINUX_SEGMENT_TRUESIZE);   /* a full packet's truesize */
     }
     void send_again()
     {
@@ -370,7 +370,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
 
 uint32_t probing_tcp_sndbuf(uint64_t segments, uint32_t mss)
 {
-    return (uint32_t)std::min(std::max<uint64_t>(segments, 10) * LINUX_SNDBUF_PER_SEGMENT * mss / LINUX_TRUESIZE_PER_SEGMENT,
+    return (uint32_t)std::min(std::max<uint64_t>(segments, 10) * LINUX_SNDBUF_PER_SEGMENT * mss / LINUX_SENDQ_TRUESIZE_PER_SEGMENT,
                               LINUX_SNDBUF_MAX);
 }
 

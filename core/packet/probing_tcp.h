@@ -41,16 +41,17 @@ small_queue_owner *probing_tcp_sender();
  * this simulator's segments are single, where the kernel's GSO builds larger
  * skbs and splits them under the queue (a departure: docs/packet.md). */
 constexpr uint32_t LINUX_SEGMENT_TRUESIZE = 2304;
+constexpr uint32_t TCP_IP_HEADERS = 40;   /* a segment's IPv4 and TCP headers, without timestamps */
 /* Linux's send buffer for a window of `segments` (tcp_sndbuf_expand), in
  * bytes of data: 2 x per_mss bytes of memory a segment of the window (at
- * least 10), a queued segment of mss bytes taking LINUX_TRUESIZE_PER_SEGMENT
+ * least 10), a queued segment of mss bytes taking LINUX_SENDQ_TRUESIZE_PER_SEGMENT
  * of memory, up to net.ipv4.tcp_wmem's maximum.  The constants were
  * measured on the emulated cluster's kernel (6.18 on this machine, TSO and GSO
  * off) with ss -m: the buffer is 46,080 bytes up to a window of 10 segments
  * and grows by 4,608 a segment; a send queue of n segments holds about
  * n x 1,560 bytes. */
 constexpr uint64_t LINUX_SNDBUF_PER_SEGMENT = 2 * LINUX_SEGMENT_TRUESIZE;
-constexpr uint64_t LINUX_TRUESIZE_PER_SEGMENT = 1560;
+constexpr uint64_t LINUX_SENDQ_TRUESIZE_PER_SEGMENT = 1560;
 constexpr uint64_t LINUX_SNDBUF_MAX = 4194304;   /* net.ipv4.tcp_wmem's maximum */
 uint32_t probing_tcp_sndbuf(uint64_t segments, uint32_t mss);
 /* The TCP protocol to install on every node (InternetStackHelper::SetTcp):

@@ -138,7 +138,7 @@ class SmallFirstQueueDisc : public QueueDisc {
             owner[PeekPointer(item)] = s;
             s->queued(item->GetSize());
         }
-        *peak = std::max<uint64_t>(*peak, GetInternalQueue(0)->GetNPackets() + GetInternalQueue(1)->GetNPackets());
+        if (peak) *peak = std::max<uint64_t>(*peak, GetInternalQueue(0)->GetNPackets() + GetInternalQueue(1)->GetNPackets());
         return true;
     }
     Ptr<QueueDiscItem> DoDequeue() override
