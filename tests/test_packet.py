@@ -277,6 +277,7 @@ def test_simulator_refuses_bad_starts(tmp_path, text, word):
     (["--loss-probes", "maybe"], "--loss-probes"),
     (["--lost-retransmits", "sometimes"], "--lost-retransmits"),
     (["--small-queues", "some"], "--small-queues: 'some'; valid: on, off"),
+    (["--forward-retransmits", "1"], "--forward-retransmits: '1'; valid: on, off"),
     (["--sndbuf", "big"], "--sndbuf"),
     (["--sndbuf", "100"], "--sndbuf"),
     (["--socket-lookup", "list"], "--socket-lookup"),
@@ -415,20 +416,41 @@ def test_send_buffer_grows_with_the_window(tmp_path):
     assert auto < 1.1 * big and small > 3 * auto, (auto, big, small)
 
 
+def tcp_behaviour_on_and_off(tmp_path, option: str, spec: str, algorithm: str) -> tuple[dict, dict]:
+    """One of the sockets' Linux behaviours on, then off (two checked calls
+    at 256 KB each): every byte right either way, the JSON naming the
+    setting; the two records."""
+    key = option.removeprefix("--").replace("-", "_")
+    recs = []
+    for flag in ("on", "off"):
+        rec = simulate(tmp_path, spec, "--algorithm", algorithm, "--block", "262144", "--warmup", "0",
+                       "--repetitions", "2", "--check", option, flag)
+        assert rec["bad_bytes"] == 0 and rec[key] == (flag == "on"), rec
+        recs.append(rec)
+    return recs[0], recs[1]
+
+
 def test_small_queues_keep_windows_in_the_socket(tmp_path):
     """With TCP small queues (the default, as Linux's) a connection keeps
     only about a millisecond of its rate in its machine's egress queue, so
     seven connections out of one machine hold a few packets each there; with
     --small-queues off their whole windows wait in it.  One switch, 8
-    machines, 256 KB: every byte right either way."""
-    def run(flag):
-        rec = simulate(tmp_path, "8", "--algorithm", "linear", "--block", "262144", "--warmup", "0",
-                       "--repetitions", "2", "--check", "--small-queues", flag)
-        assert rec["bad_bytes"] == 0 and rec["small_queues"] == (flag == "on"), rec
-        return rec
-    on, off = run("on"), run("off")
+    machines."""
+    on, off = tcp_behaviour_on_and_off(tmp_path, "--small-queues", "8", "linear")
     assert on["host_queue_peak"] <= 7 * 12, on["host_queue_peak"]
     assert 3 * on["host_queue_peak"] < off["host_queue_peak"], (on["host_queue_peak"], off["host_queue_peak"])
+
+
+def test_no_forward_retransmissions(tmp_path):
+    """In a fast recovery at a message's tail, with nothing known lost left
+    to resend, a connection waits (as Linux's does, the default) instead of
+    resending the segments still in flight (RFC 6675's rule 3, ns-3's,
+    --forward-retransmits on): RACK's clock then took the originals' SACKs
+    for the resends' and found many retransmissions lost that were not.
+    Pairwise on 3 x 4 machines, 100-packet ports."""
+    on, off = tcp_behaviour_on_and_off(tmp_path, "--forward-retransmits", "chain:4,4,4", "pairwise")
+    assert off["drops_switch"] > 100 and on["drops_switch"] > 100, (off, on)
+    assert 5 * off["tcp_lost_retransmits"] < on["tcp_lost_retransmits"], (off, on)
 
 
 def test_every_drop_is_a_named_ports(tmp_path):

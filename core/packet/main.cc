@@ -82,6 +82,8 @@ const char *HELP =
     "  --small-queues on|off  Linux's TCP small queues: a connection keeps no more than about 1 ms of\n"
     "                       its rate (at least 2 segments) in its machine's queue, the rest of its window\n"
     "                       waiting in the socket; off: the whole window goes to the queue (ns-3's) [on]\n"
+    "  --forward-retransmits on|off  in a fast recovery with nothing known lost left to resend and no new\n"
+    "                       data, resend segments still in flight (RFC 6675's rule 3, ns-3's); Linux does not [off]\n"
     "  --socket-lookup hash|walk  how a node's TCP finds a packet's socket: a hash, or ns-3's walk of\n"
     "                       every socket (the same results, slower from 128 machines) [hash]\n"
     "  --mss BYTES          TCP payload a segment [1448]; --rcvbuf BYTES [4194304]\n"
@@ -169,6 +171,7 @@ options parse(int argc, char **argv)
         else if (a == "--loss-probes") o.tcp.probes = on_off(a.c_str(), v);
         else if (a == "--lost-retransmits") o.tcp.lost_retransmits = on_off(a.c_str(), v);
         else if (a == "--small-queues") o.tcp.small_queues = on_off(a.c_str(), v);
+        else if (a == "--forward-retransmits") o.tcp.forward_retransmits = on_off(a.c_str(), v);
         else if (a == "--pace-lead") o.pace_lead = number(a.c_str(), v);
         else if (a == "--pace-lead-share") o.pace_lead_share = number(a.c_str(), v);
         else if (a == "--piece-size") o.piece_size = whole(a.c_str(), v, 1, 1LL << 30);
@@ -476,9 +479,10 @@ int main(int argc, char **argv)
     std::sort(worst.begin(), worst.end(), [](const port_drops *a, const port_drops *b) { return a->drops > b->drops; });
     for (size_t k = 0; k < worst.size() && k < 12; k++)
         printf("%s\"%s\": %llu", k ? ", " : "", worst[k]->port.c_str(), (unsigned long long)worst[k]->drops);
-    printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu, \"host_queue_peak\": %llu, \"small_queues\": %s}\n",
+    printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu, \"host_queue_peak\": %llu, \"small_queues\": %s, "
+           "\"forward_retransmits\": %s}\n",
            worst.size(), (unsigned long long)net.drops_unplaced, (unsigned long long)net.host_queue_peak,
-           o.tcp.small_queues ? "true" : "false");
+           o.tcp.small_queues ? "true" : "false", o.tcp.forward_retransmits ? "true" : "false");
     Simulator::Destroy();
     free(starts);
     if (sched) tc_schedule_destroy(sched);

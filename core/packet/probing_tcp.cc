@@ -196,6 +196,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     uint32_t AvailableWindow() const override
     {
         const uint32_t w = TcpSocketBase::AvailableWindow();
+        if (w > 0 && !opt.forward_retransmits && only_forward_retransmits_left()) return 0;
         if (w == 0 || !opt.small_queues || in_queue < small_queue_limit() ||
             m_txBuffer->BytesInFlight() <= m_tcb->m_segmentSize)   /* tcp_rtx_queue_empty_or_single_skb */
             return w;
@@ -326,6 +327,18 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         m_tcb->m_ssThresh = std::max(m_tcb->m_ssThresh.Get(), cwnd / 4 * 3);
         for (int64_t k = idle.GetNanoSeconds() / rto.GetNanoSeconds(); k > 0 && cwnd > restart; k--) cwnd >>= 1;
         m_tcb->m_cWnd = std::max(cwnd, restart);
+    }
+
+    /* SendPendingData's NextSeg would find only rule 3's segment: a fast
+     * recovery, no new data, nothing marked lost and not yet resent (its
+     * rules 1 and 2); a window of none ends the sending there. */
+    bool only_forward_retransmits_left() const
+    {
+        if (m_tcb->m_congState != TcpSocketState::CA_RECOVERY || m_txBuffer->SizeFromSequence(m_tcb->m_highTxMark) > 0)
+            return false;
+        for (TcpTxItem *item : sent_list(*m_txBuffer))
+            if (!item->m_retrans && !item->IsSacked() && item->*member(ItemLost())) return false;
+        return true;
     }
 
     bool in_order() const

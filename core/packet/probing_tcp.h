@@ -9,12 +9,21 @@
 
 #include "ns3/internet-module.h"
 
-/* What the sockets do as Linux's do (each can be turned off to measure it). */
+/* What the sockets do as Linux's do (each can be set to ns-3's own to measure it). */
 struct probing_tcp_options {
     bool probes = true;             /* tail loss probes */
     bool lost_retransmits = true;   /* RACK finds a lost retransmission */
     bool sndbuf_auto = true;        /* the send buffer grows with the window */
     bool small_queues = true;       /* TCP small queues: below */
+    /* RFC 6675's NextSeg rule 3, which ns-3 follows: in a fast recovery with
+     * no segment marked lost left to resend and no new data, resend the
+     * first segment still in flight, not known lost.  Linux does not (its
+     * tcp_xmit_retransmit_queue resends only segments marked lost).  At a
+     * message's tail it resent whole windows of segments still on their way:
+     * pairwise on 3 x 4 machines, 100-packet ports, 256 KB, 897 lost
+     * retransmissions found in 10 calls, 796 of them never dropped (SACKs of
+     * the originals, which RACK's clock took for the resends'); off: 112. */
+    bool forward_retransmits = false;
 };
 /* A connected-socket factory for a node: the subclass below, with the
  * node's TCP defaults (congestion control, recovery, RTT estimator). */
