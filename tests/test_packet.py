@@ -278,6 +278,7 @@ def test_simulator_refuses_bad_starts(tmp_path, text, word):
     (["--lost-retransmits", "sometimes"], "--lost-retransmits"),
     (["--small-queues", "some"], "--small-queues: 'some'; valid: on, off"),
     (["--forward-retransmits", "1"], "--forward-retransmits: '1'; valid: on, off"),
+    (["--timeout-keeps-ssthresh", "yes"], "--timeout-keeps-ssthresh: 'yes'; valid: on, off"),
     (["--sndbuf", "big"], "--sndbuf"),
     (["--sndbuf", "100"], "--sndbuf"),
     (["--socket-lookup", "list"], "--socket-lookup"),
@@ -416,15 +417,15 @@ def test_send_buffer_grows_with_the_window(tmp_path):
     assert auto < 1.1 * big and small > 3 * auto, (auto, big, small)
 
 
-def tcp_behaviour_on_and_off(tmp_path, option: str, spec: str, algorithm: str) -> tuple[dict, dict]:
-    """One of the sockets' Linux behaviours on, then off (two checked calls
-    at 256 KB each): every byte right either way, the JSON naming the
-    setting; the two records."""
+def tcp_behaviour_on_and_off(tmp_path, option: str, spec: str, algorithm: str, *args: str) -> tuple[dict, dict]:
+    """One of the sockets' Linux behaviours on, then off (two checked calls,
+    256 KB each unless args say otherwise): every byte right either way, the
+    JSON naming the setting; the two records."""
     key = option.removeprefix("--").replace("-", "_")
     recs = []
     for flag in ("on", "off"):
         rec = simulate(tmp_path, spec, "--algorithm", algorithm, "--block", "262144", "--warmup", "0",
-                       "--repetitions", "2", "--check", option, flag)
+                       "--repetitions", "2", "--check", *args, option, flag)
         assert rec["bad_bytes"] == 0 and rec[key] == (flag == "on"), rec
         recs.append(rec)
     return recs[0], recs[1]
@@ -451,6 +452,21 @@ def test_no_forward_retransmissions(tmp_path):
     on, off = tcp_behaviour_on_and_off(tmp_path, "--forward-retransmits", "chain:4,4,4", "pairwise")
     assert off["drops_switch"] > 100 and on["drops_switch"] > 100, (off, on)
     assert 5 * off["tcp_lost_retransmits"] < on["tcp_lost_retransmits"], (off, on)
+
+
+def test_timeout_in_recovery_keeps_ssthresh(tmp_path):
+    """A timeout that ends a failed fast recovery keeps the slow-start
+    threshold the recovery set, as Linux's tcp_enter_loss does (the default);
+    ns-3 sets it again from the window the recovery had shrunk to the
+    segments in flight, and most such timeouts left it at its floor of 2
+    segments (--timeout-keeps-ssthresh off).  linear on 3 x 4 machines,
+    32-packet ports, 128 KB: windows of a few segments, timeouts mostly out
+    of recoveries."""
+    on, off = tcp_behaviour_on_and_off(tmp_path, "--timeout-keeps-ssthresh", "chain:4,4,4", "linear",
+                                       "--block", "131072", "--buffer", "32")
+    for rec in (on, off):
+        assert 0 < rec["tcp_recovery_timeouts"] <= rec["tcp_timeouts"], rec
+    assert 2 * on["tcp_floor_timeouts"] < off["tcp_floor_timeouts"], (on, off)
 
 
 def test_every_drop_is_a_named_ports(tmp_path):

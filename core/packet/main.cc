@@ -84,6 +84,8 @@ const char *HELP =
     "                       waiting in the socket; off: the whole window goes to the queue (ns-3's) [on]\n"
     "  --forward-retransmits on|off  in a fast recovery with nothing known lost left to resend and no new\n"
     "                       data, resend segments still in flight (RFC 6675's rule 3, ns-3's); Linux does not [off]\n"
+    "  --timeout-keeps-ssthresh on|off  a timeout during a fast recovery keeps the slow-start threshold\n"
+    "                       the recovery set, as Linux does; off: set again from the shrunken window (ns-3's) [on]\n"
     "  --socket-lookup hash|walk  how a node's TCP finds a packet's socket: a hash, or ns-3's walk of\n"
     "                       every socket (the same results, slower from 128 machines) [hash]\n"
     "  --mss BYTES          TCP payload a segment [1448]; --rcvbuf BYTES [4194304]\n"
@@ -172,6 +174,7 @@ options parse(int argc, char **argv)
         else if (a == "--lost-retransmits") o.tcp.lost_retransmits = on_off(a.c_str(), v);
         else if (a == "--small-queues") o.tcp.small_queues = on_off(a.c_str(), v);
         else if (a == "--forward-retransmits") o.tcp.forward_retransmits = on_off(a.c_str(), v);
+        else if (a == "--timeout-keeps-ssthresh") o.tcp.timeout_keeps_ssthresh = on_off(a.c_str(), v);
         else if (a == "--pace-lead") o.pace_lead = number(a.c_str(), v);
         else if (a == "--pace-lead-share") o.pace_lead_share = number(a.c_str(), v);
         else if (a == "--piece-size") o.piece_size = whole(a.c_str(), v, 1, 1LL << 30);
@@ -465,12 +468,14 @@ int main(int argc, char **argv)
     }
     printf("], \"bottleneck_load\": %.0f, \"checked\": %s, \"bad_bytes\": %lld, \"drops_switch\": %llu, "
            "\"drops_host\": %llu, \"drops_device\": %llu, \"messages\": %llu, \"fragments\": %llu, \"rendezvous\": %llu, "
-           "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
+           "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_floor_timeouts\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
            "\"max_rss_mib\": %.1f, \"rendezvous_protocol\": \"%s\", \"skew\": %.9g, \"seed\": %llu, \"drops_by_port\": {",
            bound, check ? "true" : "false", bad_bytes, (unsigned long long)net.drops_switch,
            (unsigned long long)net.drops_host, (unsigned long long)net.drops_device, (unsigned long long)ss.messages, (unsigned long long)ss.fragments,
            (unsigned long long)ss.rendezvous, (unsigned long long)ss.wire_bytes, (unsigned long long)ss.timeouts, (unsigned long long)ss.recoveries,
-           (unsigned long long)probing_tcp_probes(), (unsigned long long)probing_tcp_lost_retransmits(), connect_s, connect_drops, native_choice,
+           (unsigned long long)probing_tcp_probes(), (unsigned long long)probing_tcp_lost_retransmits(),
+           (unsigned long long)ss.recovery_timeouts,
+           (unsigned long long)probing_tcp_floor_timeouts(), connect_s, connect_drops, native_choice,
            wall_now() - wall0, ru.ru_maxrss / 1024.0, o.rendezvous.c_str(), o.skew, o.seed);
     /* the switch ports that dropped most, most first */
     std::vector<const port_drops *> worst;
@@ -480,9 +485,10 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < worst.size() && k < 12; k++)
         printf("%s\"%s\": %llu", k ? ", " : "", worst[k]->port.c_str(), (unsigned long long)worst[k]->drops);
     printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu, \"host_queue_peak\": %llu, \"small_queues\": %s, "
-           "\"forward_retransmits\": %s}\n",
+           "\"forward_retransmits\": %s, \"timeout_keeps_ssthresh\": %s}\n",
            worst.size(), (unsigned long long)net.drops_unplaced, (unsigned long long)net.host_queue_peak,
-           o.tcp.small_queues ? "true" : "false", o.tcp.forward_retransmits ? "true" : "false");
+           o.tcp.small_queues ? "true" : "false", o.tcp.forward_retransmits ? "true" : "false",
+           o.tcp.timeout_keeps_ssthresh ? "true" : "false");
     Simulator::Destroy();
     free(starts);
     if (sched) tc_schedule_destroy(sched);

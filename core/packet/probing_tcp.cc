@@ -38,7 +38,7 @@ using namespace ns3;
 
 namespace {
 
-uint64_t g_probes = 0, g_lost_retransmits = 0;
+uint64_t g_probes = 0, g_lost_retransmits = 0, g_floor_timeouts = 0;
 small_queue_owner *g_sender = nullptr;   /* the socket whose data segment is on its way down the stack */
 
 /* g_sender for the scope of one data segment's send (ns-3 queues it synchronously) */
@@ -192,6 +192,21 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         if (opt.lost_retransmits) find_lost_retransmissions();
         if (opt.sndbuf_auto) grow_sndbuf();
         arm();
+    }
+    /* Linux's tcp_enter_loss sets the slow-start threshold again only from
+     * an orderly state (or once a recovery has reached its point); a
+     * timeout in the middle of a fast recovery keeps the threshold that
+     * recovery set.  ns-3 sets it again from the window of that moment,
+     * which the recovery has shrunk to the segments in flight, so it fell to
+     * 2 segments after most timeouts (most of them end a failed recovery). */
+    void ReTxTimeout() override
+    {
+        const bool keep = opt.timeout_keeps_ssthresh && m_tcb->m_congState == TcpSocketState::CA_RECOVERY;
+        const uint32_t ssthresh = m_tcb->m_ssThresh;
+        const uint32_t retries = m_dataRetrCount;
+        TcpSocketBase::ReTxTimeout();
+        if (keep) m_tcb->m_ssThresh = ssthresh;
+        if (m_dataRetrCount != retries && m_tcb->m_ssThresh <= 2 * m_tcb->m_segmentSize) g_floor_timeouts++;
     }
     uint32_t AvailableWindow() const override
     {
@@ -415,4 +430,5 @@ const char *probing_tcp_l4(bool hash) { return hash ? "topocoll::FastTcpL4" : "n
 
 uint64_t probing_tcp_probes() { return g_probes; }
 uint64_t probing_tcp_lost_retransmits() { return g_lost_retransmits; }
-void probing_tcp_reset() { g_probes = g_lost_retransmits = 0; }
+uint64_t probing_tcp_floor_timeouts() { return g_floor_timeouts; }
+void probing_tcp_reset() { g_probes = g_lost_retransmits = g_floor_timeouts = 0; }

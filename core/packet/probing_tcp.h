@@ -24,6 +24,10 @@ struct probing_tcp_options {
      * retransmissions found in 10 calls, 796 of them never dropped (SACKs of
      * the originals, which RACK's clock took for the resends'); off: 112. */
     bool forward_retransmits = false;
+    /* a timeout during a fast recovery keeps the slow-start threshold that
+     * recovery set, as Linux's tcp_enter_loss does; ns-3 sets it again from
+     * the shrunken window (probing_tcp.cc) */
+    bool timeout_keeps_ssthresh = true;
 };
 /* A connected-socket factory for a node: the subclass below, with the
  * node's TCP defaults (congestion control, recovery, RTT estimator). */
@@ -69,6 +73,7 @@ uint32_t probing_tcp_sndbuf(uint64_t segments, uint32_t mss);
 const char *probing_tcp_l4(bool hash);
 uint64_t probing_tcp_probes();   /* probes sent, all sockets, since the last reset */
 uint64_t probing_tcp_lost_retransmits();   /* lost retransmissions found and sent again, likewise */
+uint64_t probing_tcp_floor_timeouts();   /* timeouts after which the slow-start threshold is at its floor, 2 segments */
 void probing_tcp_reset();
 
 #endif

@@ -382,9 +382,10 @@ void on_recv(stream *s, Ptr<Socket> sock)
 void on_space(stream *s, Ptr<Socket>, uint32_t) { pump(*s); }
 
 /* Both sockets of machines a and b: a's writes stream a->b and reads b->a. */
-void on_cong_state(const TcpSocketState::TcpCongState_t, const TcpSocketState::TcpCongState_t now)
+void on_cong_state(const TcpSocketState::TcpCongState_t was, const TcpSocketState::TcpCongState_t now)
 {
     if (now == TcpSocketState::CA_LOSS) g_stats.timeouts++;
+    if (now == TcpSocketState::CA_LOSS && was == TcpSocketState::CA_RECOVERY) g_stats.recovery_timeouts++;
     if (now == TcpSocketState::CA_RECOVERY) g_stats.recoveries++;
 }
 

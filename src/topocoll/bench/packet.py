@@ -3,8 +3,8 @@ simulation of the switch tree -- point-to-point links at their rates,
 DropTail switch ports of ``--buffer`` packets, the machines' egress queues,
 one TCP connection (Linux's settings: Cubic, 1448-byte segments, delayed
 ACKs, 200 ms minimum RTO, tail loss probes, RACK's lost retransmissions, no
-forward retransmission, a send buffer that grows with the window, TCP small
-queues) a pair of machines -- whose
+forward retransmission, a timeout in a recovery keeping its threshold, a send
+buffer that grows with the window, TCP small queues) a pair of machines -- whose
 simulated ranks run the PMPI library's executor itself on each schedule,
 with its syncs, pieces and pacing.  ``native`` is Open MPI 4.1's own
 MPI_Alltoall as its fixed decision rules pick it.  docs/packet.md says what
@@ -93,7 +93,8 @@ class PacketBackend:
 
     def settings(self) -> dict:
         return {"network": "ns-3 3.37 packets: TCP Cubic, MSS 1448, delayed ACKs, tail loss probes, "
-                              "no forward retransmission, send buffer autotuned, TCP small queues",
+                              "no forward retransmission, timeouts keep a recovery's ssthresh, send buffer autotuned, "
+                              "TCP small queues",
                 "buffer_packets": self.buffer, "host_queue": self.host_queue, "rto_min": format_time(self.rto_min),
                 "native": "Open MPI 4.1's fixed decision rules", "rendezvous": self.rendezvous,
                 **({"skew": f"{format_time(self.skew)} (seed {self.seed})"} if self.skew else {}),
