@@ -344,16 +344,14 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         m_tcb->m_cWnd = std::max(cwnd, restart);
     }
 
-    /* SendPendingData's NextSeg would find only rule 3's segment: a fast
-     * recovery, no new data, nothing marked lost and not yet resent (its
-     * rules 1 and 2); a window of none ends the sending there. */
+    /* In a fast recovery, SendPendingData's NextSeg would find only rule
+     * 3's segment: NextSeg without rule 3 finds nothing (nothing marked
+     * lost and not yet resent, no new data); a window of none ends the
+     * sending there. */
     bool only_forward_retransmits_left() const
     {
-        if (m_tcb->m_congState != TcpSocketState::CA_RECOVERY || m_txBuffer->SizeFromSequence(m_tcb->m_highTxMark) > 0)
-            return false;
-        for (TcpTxItem *item : sent_list(*m_txBuffer))
-            if (!item->m_retrans && !item->IsSacked() && item->*member(ItemLost())) return false;
-        return true;
+        SequenceNumber32 seq, high;
+        return m_tcb->m_congState == TcpSocketState::CA_RECOVERY && !m_txBuffer->NextSeg(&seq, &high, false);
     }
 
     bool in_order() const
