@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "linux_cubic.h"
 #include "native_openmpi.h"
 #include "probing_tcp.h"
 #include "sim_mpi.h"
@@ -45,6 +46,7 @@ struct options {
     int warmup = 1, repetitions = 3, buffer = 100, host_queue_packets = 1000, sync_depth = 1, fanout = 0;
     double rate = 0, latency = 0, rto_min = 0.2, delayed_ack = 0.04, pace_lead = -1, nap = 200e-6;
     double pace_lead_share = -1;   /* -1: the core's default where no lead is given */
+    bool linux_cubic = false;      /* cubic's avoidance as Linux's (linux_cubic.h), else ns-3's TcpCubic */
     double give_up = 0;        /* simulated seconds a call may take before the run stops (0: no limit) */
     double skew = 0;           /* a rank starts a call up to this long after the barrier's release */
     std::string starts;        /* a file: each call's start of every rank after the barrier's release */
@@ -75,6 +77,10 @@ const char *HELP =
     "  --buffer N           a switch port's queue, full-size frames [100]\n"
     "  --host-queue KIND    sparse-first or fifo [sparse-first]; --host-queue-packets N [1000]\n"
     "  --congestion NAME    cubic or newreno [cubic]\n"
+    "  --linux-cubic on|off  cubic as Linux's: the window grows only while it limits sending, and no\n"
+    "                       slower than Reno's would (the TCP-friendly region); off: ns-3's TcpCubic, which\n"
+    "                       grows an idle connection's window and after a loss at a small window holds it\n"
+    "                       for about a second (docs/packet.md says why off is the default) [off]\n"
     "  --rto-min S          TCP's minimum RTO [0.2]; --delayed-ack S [0.04]\n"
     "  --loss-probes on|off Linux's tail loss probe and SACK loss detection (ns-3 has neither) [on]\n"
     "  --lost-retransmits on|off  a retransmission is lost once data sent after it is acknowledged,\n"
@@ -159,6 +165,7 @@ options parse(int argc, char **argv)
         else if (a == "--host-queue") o.host_queue = v;
         else if (a == "--host-queue-packets") o.host_queue_packets = (int)whole(a.c_str(), v, 2, 1 << 20);
         else if (a == "--congestion") o.congestion = v;
+        else if (a == "--linux-cubic") o.linux_cubic = on_off(a.c_str(), v);
         else if (a == "--rto-min") o.rto_min = number(a.c_str(), v);
         else if (a == "--delayed-ack") o.delayed_ack = number(a.c_str(), v);
         else if (a == "--mss") o.mss = whole(a.c_str(), v, 64, 9000);
@@ -212,7 +219,8 @@ options parse(int argc, char **argv)
 void tcp_defaults(const options &o)
 {
     Config::SetDefault("ns3::TcpL4Protocol::SocketType",
-                       TypeIdValue(TypeId::LookupByName(o.congestion == "cubic" ? "ns3::TcpCubic" : "ns3::TcpNewReno")));
+                       TypeIdValue(o.congestion == "newreno" ? TypeId::LookupByName("ns3::TcpNewReno")
+                                   : o.linux_cubic ? topocoll::LinuxCubic::GetTypeId() : TypeId::LookupByName("ns3::TcpCubic")));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue((uint32_t)o.mss));
     Config::SetDefault("ns3::TcpSocket::SndBufSize",
                        UintegerValue(o.sndbuf ? (uint32_t)o.sndbuf : probing_tcp_sndbuf(0, (uint32_t)o.mss)));
@@ -485,10 +493,10 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < worst.size() && k < 12; k++)
         printf("%s\"%s\": %llu", k ? ", " : "", worst[k]->port.c_str(), (unsigned long long)worst[k]->drops);
     printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu, \"host_queue_peak\": %llu, \"small_queues\": %s, "
-           "\"forward_retransmits\": %s, \"timeout_keeps_ssthresh\": %s}\n",
+           "\"forward_retransmits\": %s, \"timeout_keeps_ssthresh\": %s, \"linux_cubic\": %s}\n",
            worst.size(), (unsigned long long)net.drops_unplaced, (unsigned long long)net.host_queue_peak,
            o.tcp.small_queues ? "true" : "false", o.tcp.forward_retransmits ? "true" : "false",
-           o.tcp.timeout_keeps_ssthresh ? "true" : "false");
+           o.tcp.timeout_keeps_ssthresh ? "true" : "false", o.linux_cubic && o.congestion == "cubic" ? "true" : "false");
     Simulator::Destroy();
     free(starts);
     if (sched) tc_schedule_destroy(sched);

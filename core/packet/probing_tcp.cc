@@ -30,6 +30,8 @@
  * report of one leaving sends again. */
 #include "probing_tcp.h"
 
+#include "linux_cubic.h"
+
 #include <algorithm>
 #include <list>
 #include <unordered_map>
@@ -154,6 +156,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     Ptr<TcpSocketBase> Fork() override
     {
         Ptr<ProbingTcp> s = CopyObject<ProbingTcp>(this);
+        s->bind_congestion_control();
         s->key_set = s->listens = false;
         s->in_queue = 0;
         s->throttled = false;
@@ -177,6 +180,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         restart_after_idle();
         sending scope(opt.small_queues ? this : nullptr);
         uint32_t n = TcpSocketBase::SendDataPacket(seq, maxSize, withAck);
+        validate_cwnd();
         if (n > 0 && seq + n >= m_tcb->m_highTxMark.Get()) {
             last_seq = seq;
             last_len = n;
@@ -220,6 +224,20 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     }
 
   public:
+    /* Linux's tcp_is_cwnd_limited: the window limited sending in the
+     * current window of data, or, in slow start, is under twice the most
+     * that was outstanding; its congestion control grows the window only
+     * then (ns-3 grows it on every acknowledgement, also of a connection
+     * the application keeps below it: one message a call, say) */
+    bool cwnd_limited() const
+    {
+        return limited || (m_tcb->m_cWnd < m_tcb->m_ssThresh && m_tcb->m_cWnd.Get() < 2 * max_out);
+    }
+    void bind_congestion_control()
+    {
+        if (Ptr<topocoll::LinuxCubic> c = DynamicCast<topocoll::LinuxCubic>(m_congestionControl))
+            c->may_grow = [this] { return cwnd_limited(); };
+    }
     int Connect(const Address &address) override
     {
         int rc = TcpSocketBase::Connect(address);
@@ -332,6 +350,21 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
      * an RTO with nothing in flight halves its window for every RTO idle,
      * down to the initial window.  ns-3 keeps the window, and an MPI
      * connection idles between the messages of a pair. */
+    /* tcp_cwnd_validate, after each segment sent: whether the window is
+     * full, remembered until a window of data has been acknowledged */
+    bool limited = false;
+    uint32_t max_out = 0;            /* bytes outstanding when last noted */
+    SequenceNumber32 usage_end;      /* the end of the window it is noted for */
+    void validate_cwnd()
+    {
+        const uint32_t out = m_tcb->m_highTxMark.Get() - m_txBuffer->HeadSequence();
+        const bool full = m_txBuffer->BytesInFlight() >= m_tcb->m_cWnd.Get();
+        if (m_txBuffer->HeadSequence() >= usage_end || full || (!limited && out > max_out)) {
+            limited = full;
+            max_out = out;
+            usage_end = m_tcb->m_highTxMark;
+        }
+    }
     void restart_after_idle()
     {
         if (!opt.probes || last_send.IsNegative() || BytesInFlight() != 0) return;
@@ -418,6 +451,7 @@ Ptr<Socket> probing_tcp_socket(Ptr<Node> node, const probing_tcp_options &o)
     s->SetRtt(f.Create<RttEstimator>());
     f.SetTypeId(cc.Get());
     s->SetCongestionControlAlgorithm(f.Create<TcpCongestionOps>());
+    s->bind_congestion_control();
     f.SetTypeId(rec.Get());
     s->SetRecoveryAlgorithm(f.Create<TcpRecoveryOps>());
     l4->AddSocket(s);

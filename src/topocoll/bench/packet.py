@@ -92,7 +92,7 @@ class PacketBackend:
         self.topology_file.write_text(topology.write("yaml"))
 
     def settings(self) -> dict:
-        return {"network": "ns-3 3.37 packets: TCP Cubic, MSS 1448, delayed ACKs, tail loss probes, "
+        return {"network": "ns-3 3.37 packets: TCP Cubic (ns-3's TcpCubic), MSS 1448, delayed ACKs, tail loss probes, "
                               "no forward retransmission, timeouts keep a recovery's ssthresh, send buffer autotuned, "
                               "TCP small queues",
                 "buffer_packets": self.buffer, "host_queue": self.host_queue, "rto_min": format_time(self.rto_min),

@@ -1,0 +1,135 @@
+/* CUBIC's congestion avoidance as Linux's tcp_cubic runs it (linux_cubic.h).
+ * The constants are Linux's: b = 717/1024, C = 410/1024 segments a second
+ * cubed, fast convergence on, tcp_friendliness on. */
+#include "linux_cubic.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace ns3;
+
+namespace topocoll {
+
+NS_OBJECT_ENSURE_REGISTERED(LinuxCubic);
+
+namespace {
+constexpr uint32_t BETA = 717, BETA_SCALE = 1024;   /* the window kept after a loss: BETA / BETA_SCALE */
+constexpr double C = 410.0 / 1024;                 /* the curve's scale, segments / s^3 */
+/* Reno's window grows a segment for every (cwnd * RENO_SCALE) >> 3
+ * segments acknowledged: 8 (1 + b) / 3 (1 - b), in Linux's integers */
+constexpr uint32_t RENO_SCALE = 8 * (BETA_SCALE + BETA) / 3 / (BETA_SCALE - BETA);
+constexpr uint32_t FIRST_EPOCH_CLAMP = 20;         /* before any loss, at most 20 ACKs a segment */
+/* Linux recomputes the curve at most every 1/32 s while the window stays */
+const Time RECOMPUTE = MicroSeconds(1000000 / 32);
+}  // namespace
+
+TypeId LinuxCubic::GetTypeId()
+{
+    static TypeId tid = TypeId("topocoll::LinuxCubic").SetParent<TcpCubic>().AddConstructor<LinuxCubic>();
+    return tid;
+}
+
+void LinuxCubic::reset()
+{
+    last_max = 0;
+    in_epoch = false;
+    ack_cnt = reno_cwnd = cwnd_cnt = 0;
+    cached_cwnd = 0;
+}
+
+uint32_t LinuxCubic::acks_per_segment(uint32_t cwnd, uint32_t acked)
+{
+    ack_cnt += acked;
+    const Time now = Simulator::Now();
+    if (in_epoch && cwnd == cached_cwnd && now - cached_at <= RECOMPUTE) return cnt;
+    cached_cwnd = cwnd;
+    cached_at = now;
+    if (!in_epoch) {
+        in_epoch = true;
+        epoch_start = now;
+        ack_cnt = acked;
+        reno_cwnd = cwnd;
+        if (last_max <= cwnd) {
+            k = 0;
+            origin = cwnd;
+        } else {
+            k = std::cbrt((last_max - cwnd) / C);
+            origin = last_max;
+        }
+    }
+    /* where the curve is one minimum round trip from now */
+    const double t = (now - epoch_start).GetSeconds() + (tcb_min_rtt.IsStrictlyPositive() ? tcb_min_rtt.GetSeconds() : 0);
+    const uint32_t delta = (uint32_t)(C * std::pow(std::fabs(t - k), 3));
+    const double target = t < k ? origin - delta : origin + delta;
+    cnt = target > cwnd ? (uint32_t)(cwnd / (target - cwnd)) : 100 * cwnd;
+    if (last_max == 0 && cnt > FIRST_EPOCH_CLAMP) cnt = FIRST_EPOCH_CLAMP;
+    /* the TCP-friendly region: no slower than Reno */
+    const uint32_t per_reno_segment = std::max<uint32_t>((cwnd * RENO_SCALE) >> 3, 1);
+    while (ack_cnt > per_reno_segment) {
+        ack_cnt -= per_reno_segment;
+        reno_cwnd++;
+    }
+    if (reno_cwnd > cwnd) cnt = std::min(cnt, cwnd / (reno_cwnd - cwnd));
+    cnt = std::max<uint32_t>(cnt, 2);
+    return cnt;
+}
+
+void LinuxCubic::IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked)
+{
+    if (may_grow && !may_grow()) return;
+    if (tcb->m_cWnd < tcb->m_ssThresh) {   /* slow start (and HyStart): ns-3's */
+        TcpCubic::IncreaseWindow(tcb, segmentsAcked);
+        return;
+    }
+    if (segmentsAcked == 0) return;
+    tcb_min_rtt = tcb->m_minRtt == Time::Max() ? Time(0) : tcb->m_minRtt;
+    const uint32_t cwnd = tcb->GetCwndInSegments();
+    const uint32_t w = acks_per_segment(cwnd, segmentsAcked);
+    /* tcp_cong_avoid_ai: credit gathered at a larger w is spent gently */
+    uint32_t grow = 0;
+    if (cwnd_cnt >= w) {
+        cwnd_cnt = 0;
+        grow = 1;
+    }
+    cwnd_cnt += segmentsAcked;
+    if (cwnd_cnt >= w) {
+        grow += cwnd_cnt / w;
+        cwnd_cnt -= (cwnd_cnt / w) * w;
+    }
+    tcb->m_cWnd = tcb->m_cWnd.Get() + grow * tcb->m_segmentSize;
+}
+
+void LinuxCubic::PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked, const Time &rtt)
+{
+    last_ack = Simulator::Now();
+    TcpCubic::PktsAcked(tcb, segmentsAcked, rtt);
+}
+
+uint32_t LinuxCubic::GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight)
+{
+    TcpCubic::GetSsThresh(tcb, bytesInFlight);   /* ns-3's own bookkeeping (unused in avoidance here) */
+    const uint32_t cwnd = tcb->GetCwndInSegments();
+    in_epoch = false;
+    last_max = cwnd < last_max ? cwnd * (BETA_SCALE + BETA) / (2 * BETA_SCALE) : cwnd;   /* fast convergence */
+    return std::max<uint32_t>(cwnd * BETA / BETA_SCALE, 2) * tcb->m_segmentSize;
+}
+
+void LinuxCubic::CongestionStateSet(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCongState_t newState)
+{
+    TcpCubic::CongestionStateSet(tcb, newState);
+    if (newState == TcpSocketState::CA_LOSS) reset();   /* a timeout forgets the curve, as Linux's does */
+}
+
+void LinuxCubic::CwndEvent(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCAEvent_t event)
+{
+    TcpCubic::CwndEvent(tcb, event);
+    /* sending again after nothing was in flight: the curve idled too.
+     * Linux moves the epoch on by the time since the last send; this by the
+     * time since the last acknowledgement, a round trip less. */
+    if (event == TcpSocketState::CA_EVENT_TX_START && in_epoch && !last_ack.IsZero()) {
+        const Time now = Simulator::Now();
+        epoch_start = std::min(epoch_start + (now - last_ack), now);
+    }
+}
+
+}  // namespace topocoll

@@ -1,0 +1,56 @@
+/* CUBIC's congestion avoidance as Linux's tcp_cubic runs it (linux_cubic.cc).
+ * ns-3 3.37's TcpCubic follows the cubic curve alone: after a loss at a
+ * window of W segments it holds near 0.7 W for K = cbrt(0.3 W / 0.4)
+ * seconds (1.3 s at W = 3), where Linux (tcp_friendliness, on by default)
+ * grows the window at least as fast as Reno would, about half a segment a
+ * round trip, and a round trip on a switched cluster is milliseconds. */
+#ifndef TOPOCOLL_LINUX_CUBIC_H
+#define TOPOCOLL_LINUX_CUBIC_H
+
+#include <functional>
+
+#include "ns3/internet-module.h"
+
+namespace topocoll {
+
+/* Slow start and HyStart stay ns-3's (TcpCubic's); the window's growth in
+ * congestion avoidance, the threshold after a loss and the epoch are
+ * Linux's: the larger of the cubic curve's growth and Reno's (an estimate
+ * of the window Reno would have, one segment more for every
+ * 8 (1 + b) / 3 (1 - b) / 8 windows acknowledged, b = 717/1024), fast
+ * convergence, a clamp of 20 acknowledgements a segment before the first
+ * loss, and an epoch moved on by the time the connection idled. */
+class LinuxCubic : public ns3::TcpCubic {
+  public:
+    static ns3::TypeId GetTypeId();
+    std::string GetName() const override { return "LinuxCubic"; }
+    void IncreaseWindow(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t segmentsAcked) override;
+    void PktsAcked(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t segmentsAcked, const ns3::Time &rtt) override;
+    uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override;
+    void CongestionStateSet(ns3::Ptr<ns3::TcpSocketState> tcb,
+                            const ns3::TcpSocketState::TcpCongState_t newState) override;
+    void CwndEvent(ns3::Ptr<ns3::TcpSocketState> tcb, const ns3::TcpSocketState::TcpCAEvent_t event) override;
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<LinuxCubic>(this); }
+
+    /* whether the window may grow (the socket's tcp_is_cwnd_limited); none: always */
+    std::function<bool()> may_grow;
+
+  private:
+    void reset();
+    uint32_t acks_per_segment(uint32_t cwnd, uint32_t acked);   /* bictcp_update's cnt */
+
+    uint32_t last_max = 0;          /* window (segments) at the last loss, after fast convergence */
+    double origin = 0, k = 0;       /* the curve's plateau (segments) and when it reaches it (s) */
+    bool in_epoch = false;
+    ns3::Time epoch_start, last_ack;
+    uint32_t ack_cnt = 0;           /* segments acknowledged towards Reno's next segment */
+    uint32_t reno_cwnd = 0;         /* Reno's window (segments) since the epoch began */
+    uint32_t cwnd_cnt = 0;          /* segments acknowledged towards the next segment of window */
+    uint32_t cnt = 2;               /* acknowledged segments a segment of window, last computed */
+    uint32_t cached_cwnd = 0;       /* the window it was computed for, and when */
+    ns3::Time cached_at, tcb_min_rtt;
+};
+
+}  // namespace topocoll
+
+#endif
