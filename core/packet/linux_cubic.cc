@@ -37,7 +37,7 @@ void LinuxCubic::reset()
     cached_cwnd = 0;
 }
 
-uint32_t LinuxCubic::acks_per_segment(uint32_t cwnd, uint32_t acked)
+uint32_t LinuxCubic::acks_per_segment(uint32_t cwnd, uint32_t acked, Time min_rtt)
 {
     ack_cnt += acked;
     const Time now = Simulator::Now();
@@ -58,7 +58,7 @@ uint32_t LinuxCubic::acks_per_segment(uint32_t cwnd, uint32_t acked)
         }
     }
     /* where the curve is one minimum round trip from now */
-    const double t = (now - epoch_start).GetSeconds() + (tcb_min_rtt.IsStrictlyPositive() ? tcb_min_rtt.GetSeconds() : 0);
+    const double t = (now - epoch_start + min_rtt).GetSeconds();
     const uint32_t delta = (uint32_t)(C * std::pow(std::fabs(t - k), 3));
     const double target = t < k ? origin - delta : origin + delta;
     cnt = target > cwnd ? (uint32_t)(cwnd / (target - cwnd)) : 100 * cwnd;
@@ -82,9 +82,8 @@ void LinuxCubic::IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked)
         return;
     }
     if (segmentsAcked == 0) return;
-    tcb_min_rtt = tcb->m_minRtt == Time::Max() ? Time(0) : tcb->m_minRtt;
     const uint32_t cwnd = tcb->GetCwndInSegments();
-    const uint32_t w = acks_per_segment(cwnd, segmentsAcked);
+    const uint32_t w = acks_per_segment(cwnd, segmentsAcked, tcb->m_minRtt == Time::Max() ? Time(0) : tcb->m_minRtt);
     /* tcp_cong_avoid_ai: credit gathered at a larger w is spent gently */
     uint32_t grow = 0;
     if (cwnd_cnt >= w) {
@@ -105,9 +104,8 @@ void LinuxCubic::PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked, cons
     TcpCubic::PktsAcked(tcb, segmentsAcked, rtt);
 }
 
-uint32_t LinuxCubic::GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight)
+uint32_t LinuxCubic::GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t)
 {
-    TcpCubic::GetSsThresh(tcb, bytesInFlight);   /* ns-3's own bookkeeping (unused in avoidance here) */
     const uint32_t cwnd = tcb->GetCwndInSegments();
     in_epoch = false;
     last_max = cwnd < last_max ? cwnd * (BETA_SCALE + BETA) / (2 * BETA_SCALE) : cwnd;   /* fast convergence */

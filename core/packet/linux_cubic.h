@@ -37,7 +37,8 @@ class LinuxCubic : public ns3::TcpCubic {
 
   private:
     void reset();
-    uint32_t acks_per_segment(uint32_t cwnd, uint32_t acked);   /* bictcp_update's cnt */
+    /* bictcp_update's cnt, the curve read one minimum round trip ahead */
+    uint32_t acks_per_segment(uint32_t cwnd, uint32_t acked, ns3::Time min_rtt);
 
     uint32_t last_max = 0;          /* window (segments) at the last loss, after fast convergence */
     double origin = 0, k = 0;       /* the curve's plateau (segments) and when it reaches it (s) */
@@ -48,7 +49,7 @@ class LinuxCubic : public ns3::TcpCubic {
     uint32_t cwnd_cnt = 0;          /* segments acknowledged towards the next segment of window */
     uint32_t cnt = 2;               /* acknowledged segments a segment of window, last computed */
     uint32_t cached_cwnd = 0;       /* the window it was computed for, and when */
-    ns3::Time cached_at, tcb_min_rtt;
+    ns3::Time cached_at;
 };
 
 }  // namespace topocoll

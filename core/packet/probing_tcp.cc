@@ -345,11 +345,6 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     SequenceNumber32 last_seq;       /* the highest segment sent: where it starts, */
     uint32_t last_len = 0;           /* and its bytes */
 
-    /* Linux's slow start after idle (net.ipv4.tcp_slow_start_after_idle,
-     * on by default; tcp_cwnd_restart): a connection that sent nothing for
-     * an RTO with nothing in flight halves its window for every RTO idle,
-     * down to the initial window.  ns-3 keeps the window, and an MPI
-     * connection idles between the messages of a pair. */
     /* tcp_cwnd_validate, after each segment sent: whether the window is
      * full, remembered until a window of data has been acknowledged */
     bool limited = false;
@@ -365,6 +360,12 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
             usage_end = m_tcb->m_highTxMark;
         }
     }
+
+    /* Linux's slow start after idle (net.ipv4.tcp_slow_start_after_idle,
+     * on by default; tcp_cwnd_restart): a connection that sent nothing for
+     * an RTO with nothing in flight halves its window for every RTO idle,
+     * down to the initial window.  ns-3 keeps the window, and an MPI
+     * connection idles between the messages of a pair. */
     void restart_after_idle()
     {
         if (!opt.probes || last_send.IsNegative() || BytesInFlight() != 0) return;

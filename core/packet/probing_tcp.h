@@ -19,10 +19,9 @@ struct probing_tcp_options {
      * no segment marked lost left to resend and no new data, resend the
      * first segment still in flight, not known lost.  Linux does not (its
      * tcp_xmit_retransmit_queue resends only segments marked lost).  At a
-     * message's tail it resent whole windows of segments still on their way:
-     * pairwise on 3 x 4 machines, 100-packet ports, 256 KB, 897 lost
-     * retransmissions found in 10 calls, 796 of them never dropped (SACKs of
-     * the originals, which RACK's clock took for the resends'); off: 112. */
+     * message's tail it resends whole windows of segments still on their
+     * way, and RACK's clock then takes the originals' SACKs for the resends'
+     * (docs/results/2026-11-27-packet-forward-retransmits.md). */
     bool forward_retransmits = false;
     /* a timeout during a fast recovery keeps the slow-start threshold that
      * recovery set, as Linux's tcp_enter_loss does; ns-3 sets it again from
