@@ -202,6 +202,7 @@ options parse(int argc, char **argv)
         usage_error("--host-queue: '" + o.host_queue + "'; valid: sparse-first, fifo");
     if (o.congestion != "cubic" && o.congestion != "newreno")
         usage_error("--congestion: '" + o.congestion + "'; valid: cubic, newreno");
+    if (o.congestion != "cubic") o.linux_cubic = false;   /* it replaces cubic only */
     if (o.pace != "auto" && o.pace != "on" && o.pace != "off") usage_error("--pace: '" + o.pace + "'; valid: auto, on, off");
     if (o.rto_min <= 0 || o.rto_min > 60) usage_error("--rto-min: must be in (0, 60] seconds");
     if (o.nap < 0 || o.nap > 1) usage_error("--nap: must be in [0, 1] seconds");
@@ -219,8 +220,8 @@ options parse(int argc, char **argv)
 void tcp_defaults(const options &o)
 {
     Config::SetDefault("ns3::TcpL4Protocol::SocketType",
-                       TypeIdValue(o.congestion == "newreno" ? TypeId::LookupByName("ns3::TcpNewReno")
-                                   : o.linux_cubic ? topocoll::LinuxCubic::GetTypeId() : TypeId::LookupByName("ns3::TcpCubic")));
+                       TypeIdValue(o.linux_cubic ? topocoll::LinuxCubic::GetTypeId()
+                                                 : TypeId::LookupByName(o.congestion == "cubic" ? "ns3::TcpCubic" : "ns3::TcpNewReno")));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue((uint32_t)o.mss));
     Config::SetDefault("ns3::TcpSocket::SndBufSize",
                        UintegerValue(o.sndbuf ? (uint32_t)o.sndbuf : probing_tcp_sndbuf(0, (uint32_t)o.mss)));
@@ -496,7 +497,7 @@ int main(int argc, char **argv)
            "\"forward_retransmits\": %s, \"timeout_keeps_ssthresh\": %s, \"linux_cubic\": %s}\n",
            worst.size(), (unsigned long long)net.drops_unplaced, (unsigned long long)net.host_queue_peak,
            o.tcp.small_queues ? "true" : "false", o.tcp.forward_retransmits ? "true" : "false",
-           o.tcp.timeout_keeps_ssthresh ? "true" : "false", o.linux_cubic && o.congestion == "cubic" ? "true" : "false");
+           o.tcp.timeout_keeps_ssthresh ? "true" : "false", o.linux_cubic ? "true" : "false");
     Simulator::Destroy();
     free(starts);
     if (sched) tc_schedule_destroy(sched);
