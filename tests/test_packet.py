@@ -204,6 +204,36 @@ def test_put_rendezvous_serialises_an_exchange_when_one_side_starts_first(tmp_pa
     assert one_way < copied < 1.1 * one_way, (copied, one_way)
 
 
+@pytest.mark.parametrize("algorithm", ["faraj-yuan", "linear", "native"])
+def test_host_cores_take_turns_and_deliver_every_block(tmp_path, algorithm):
+    """--host-cores: every rank's every byte still arrives when the ranks
+    take turns on a host of two cores (and on one), and the same seed gives
+    the same run."""
+    def run(*args):
+        return simulate(tmp_path, "chain:3,3", "--algorithm", algorithm, "--block", "70001", "--warmup", "0",
+                        "--repetitions", "2", "--check", "--skew", "0.0003", *args)
+    two, again, one = run("--host-cores", "2"), run("--host-cores", "2"), run("--host-cores", "1")
+    for rec in (two, one):
+        assert rec["checked"] and rec["bad_bytes"] == 0 and rec["host_cores"] in (1, 2), rec
+    assert two["times"] == again["times"]
+
+
+def test_a_busy_rank_answers_in_its_turn(tmp_path):
+    """Two machines swap 128 KB (the put rendezvous) while both spin in
+    MPI_Waitall: on one shared core the receiver answers a header only in its
+    turn, so the longer the turns the longer the swap; with a core each, the
+    turn's length changes nothing."""
+    def ms(*args):
+        rec = simulate(tmp_path, "2", "--algorithm", "native", "--block", "131072", "--warmup", "1",
+                       "--repetitions", "3", "--check", *args)
+        assert rec["bad_bytes"] == 0
+        return 1e3 * max(rec["times"])
+    short, long_ = ms("--host-cores", "1", "--cpu-slice", "0.0001"), ms("--host-cores", "1", "--cpu-slice", "0.01")
+    own = ms("--cpu-slice", "0.01")
+    assert long_ > short + 4, (short, long_)
+    assert own == ms(), own
+
+
 def test_skew_draws_are_seeded(tmp_path):
     """--skew starts each rank late by a draw of (seed, call, rank): the same
     seed gives the same run, another seed another, no skew the default run."""
@@ -280,6 +310,9 @@ def test_simulator_refuses_bad_starts(tmp_path, text, word):
     (["--forward-retransmits", "1"], "--forward-retransmits: '1'; valid: on, off"),
     (["--timeout-keeps-ssthresh", "yes"], "--timeout-keeps-ssthresh: 'yes'; valid: on, off"),
     (["--linux-cubic", "true"], "--linux-cubic: 'true'; valid: on, off"),
+    (["--host-cores", "-1"], "--host-cores"),
+    (["--host-cores", "1.5"], "--host-cores"),
+    (["--cpu-slice", "0"], "--cpu-slice: a time from 1e-06 to 1 s"),
     (["--sndbuf", "big"], "--sndbuf"),
     (["--sndbuf", "100"], "--sndbuf"),
     (["--socket-lookup", "list"], "--socket-lookup"),

@@ -51,6 +51,8 @@ struct options {
     double skew = 0;           /* a rank starts a call up to this long after the barrier's release */
     std::string starts;        /* a file: each call's start of every rank after the barrier's release */
     unsigned long long seed = 1;
+    int host_cores = 0;        /* > 0: the ranks share a host of this many cores (sim_mpi.h) */
+    double cpu_slice = 0.5e-3;
     std::string rendezvous = "put";
     int check = -1;            /* -1: when the buffers are small */
     probing_tcp_options tcp;   /* what TCP does as Linux's does (--sndbuf sets sndbuf_auto) */
@@ -102,7 +104,10 @@ const char *HELP =
     "                       BTL without put: a first fragment, an answer, the rest) [put]\n"
     "  --skew S             each rank starts each call at a random time up to S after the barrier\n"
     "                       (uniform; ranks leaving a barrier apart, as the testbed's do) [0]\n"
-    "  --seed N             the skew's random numbers [1]\n"
+    "  --seed N             the skew's and the host's random numbers [1]\n"
+    "  --host-cores N       all ranks on one host of N cores, taking turns, each acting (reading, answering,\n"
+    "                       writing) only in its turn: the emulated cluster's host (2 cores there) [0: a core\n"
+    "                       a rank, acting at once]; --cpu-slice S  a turn, on average [0.0005]\n"
     "  --starts FILE        instead, replay recorded starts: timed call k takes the k-th line (cycled) of FILE\n"
     "                       for --algorithm and --block: ALGORITHM BLOCK REPETITION, then each rank's start in\n"
     "                       seconds after the earliest's (bench --backend testbed --record-starts writes it)\n"
@@ -189,6 +194,8 @@ options parse(int argc, char **argv)
         else if (a == "--give-up") o.give_up = number(a.c_str(), v);
         else if (a == "--skew") o.skew = number(a.c_str(), v);
         else if (a == "--starts") o.starts = v;
+        else if (a == "--host-cores") o.host_cores = (int)whole(a.c_str(), v, 0, 4096);
+        else if (a == "--cpu-slice") o.cpu_slice = number(a.c_str(), v);
         else if (a == "--seed") o.seed = (unsigned long long)whole(a.c_str(), v, 0, 1LL << 53);
         else if (a == "--rendezvous") o.rendezvous = v;
         else if (a == "--sync-depth") o.sync_depth = (int)whole(a.c_str(), v, 1, 1 << 20);
@@ -212,6 +219,7 @@ options parse(int argc, char **argv)
     if (o.give_up < 0 || o.give_up > 1e6) usage_error("--give-up: must be in [0, 1e6] simulated seconds");
     if (o.skew > 10) usage_error("--skew: must be in [0, 10] seconds");
     if (o.skew > 0 && !o.starts.empty()) usage_error("--skew and --starts: one or the other");
+    if (o.cpu_slice < 1e-6 || o.cpu_slice > 1) usage_error("--cpu-slice: a time from 1e-06 to 1 s");
     if (o.rendezvous != "put" && o.rendezvous != "copy")
         usage_error("--rendezvous: '" + o.rendezvous + "'; valid: put, copy");
     return o;
@@ -358,6 +366,9 @@ int main(int argc, char **argv)
     mo.tcp.sndbuf_auto = o.sndbuf == 0;
     mo.corrupt_message = o.corrupt_message;
     mo.rendezvous = o.rendezvous == "put" ? rendezvous_kind::put : rendezvous_kind::copy;
+    mo.host_cores = o.host_cores;
+    mo.cpu_slice = o.cpu_slice;
+    mo.seed = o.seed;
     sim_world_init(&net, mo);
     std::vector<char> need((size_t)p * p, sched ? 0 : 1);
     const tc_op *ops = sched ? tc_schedule_ops(sched) : nullptr;
@@ -494,10 +505,12 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < worst.size() && k < 12; k++)
         printf("%s\"%s\": %llu", k ? ", " : "", worst[k]->port.c_str(), (unsigned long long)worst[k]->drops);
     printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu, \"host_queue_peak\": %llu, \"small_queues\": %s, "
-           "\"forward_retransmits\": %s, \"timeout_keeps_ssthresh\": %s, \"linux_cubic\": %s}\n",
+           "\"forward_retransmits\": %s, \"timeout_keeps_ssthresh\": %s, \"linux_cubic\": %s, \"host_cores\": %d, "
+           "\"cpu_slice\": %.6g}\n",
            worst.size(), (unsigned long long)net.drops_unplaced, (unsigned long long)net.host_queue_peak,
            o.tcp.small_queues ? "true" : "false", o.tcp.forward_retransmits ? "true" : "false",
-           o.tcp.timeout_keeps_ssthresh ? "true" : "false", o.linux_cubic ? "true" : "false");
+           o.tcp.timeout_keeps_ssthresh ? "true" : "false", o.linux_cubic ? "true" : "false", o.host_cores,
+           o.cpu_slice);
     Simulator::Destroy();
     free(starts);
     if (sched) tc_schedule_destroy(sched);

@@ -77,7 +77,7 @@ struct frag {
 /* One direction of a connection: fragments in order, written into the
  * sender's socket and read from the receiver's. */
 struct stream {
-    int to = -1;                      /* the rank reading it */
+    int from = -1, to = -1;           /* the rank writing it, the rank reading it */
     Ptr<Socket> wsock;
     std::deque<frag> q;               /* from the oldest unread one */
     size_t wpos = 0;                  /* first fragment not wholly written */
@@ -103,6 +103,10 @@ struct rank_state {
     std::deque<frag> unread;
     MPI_Request *test_array = nullptr;   /* SIM_Testall's last unfinished scan */
     int test_n = 0, test_from = 0;
+    /* with the host's cores modelled: on a core now; wanting one (not
+     * napping, not finished); woken while off its core (it runs when it
+     * next gets one) */
+    bool oncpu = false, runnable = false, wake_pending = false;
 };
 
 tree_net *g_net;
@@ -118,6 +122,7 @@ ucontext_t g_main;
 std::unordered_map<long long, std::unique_ptr<stream>> g_streams;   /* from * machines + to */
 const std::function<void(int)> *g_body;
 sim_stats g_stats;
+bool g_in_run = false;                        /* the ranks' programs are running */
 int g_pending_connects = 0;
 long long g_data_messages = 0;
 constexpr uint16_t PORT = 5000;
@@ -133,6 +138,7 @@ stream &stream_of(int from, int to)
     auto &s = g_streams[(long long)from * g_machines + to];
     if (!s) {
         s.reset(new stream);
+        s->from = from;
         s->to = to;
     }
     return *s;
@@ -189,6 +195,13 @@ void prepare_stack(int r, size_t bytes)
 }
 #endif
 
+/* With the host's cores modelled (mpi_options::host_cores), a rank reads,
+ * writes and runs only while it is on a core; the kernel's TCP goes on
+ * regardless.  Defined below, with the scheduler. */
+bool can_act(int r);
+void cpu_runnable(int r);
+void cpu_leave(int r);
+
 void resume(int r)
 {
     rank_state &k = g_rank[r];
@@ -202,6 +215,10 @@ void resume(int r)
 void wake(int r)
 {
     rank_state &k = g_rank[r];
+    if (!can_act(r)) {   /* it runs when it next gets a core */
+        k.wake_pending = true;
+        return;
+    }
     if (k.blocked && !k.scheduled) {
         k.scheduled = true;
         Simulator::ScheduleNow(&resume, r);
@@ -219,6 +236,7 @@ void trampoline(int r)
 {
     (*g_body)(r);
     g_rank[r].finished = true;
+    cpu_leave(r);
     if (--g_running == 0) Simulator::Stop();
     switch_to_main(r);
     fatal("a finished rank was resumed");
@@ -239,7 +257,7 @@ void on_written(const frag &f);
 
 void pump(stream &s)
 {
-    if (!s.up || s.pumping) return;
+    if (!s.up || s.pumping || !can_act(s.from)) return;
     s.pumping = true;
     while (s.wpos < s.q.size()) {
         uint32_t avail = s.wsock->GetTxAvailable();
@@ -359,6 +377,7 @@ void progress(int r)
 
 void on_recv(stream *s, Ptr<Socket> sock)
 {
+    if (!can_act(s->to)) return;   /* the bytes wait in the socket; its window shrinks */
     while (Ptr<Packet> p = sock->Recv()) {
         long long r = p->GetSize();
         while (r > 0) {
@@ -380,6 +399,115 @@ void on_recv(stream *s, Ptr<Socket> sock)
 }
 
 void on_space(stream *s, Ptr<Socket>, uint32_t) { pump(*s); }
+
+/* ---- the host's cores ----
+ * The emulated cluster runs every machine's rank on one host of a few
+ * cores.  A rank waiting in an MPI call spins (Open MPI's progress loop
+ * polls), so it wants a core all the time; a napping or pacing rank sleeps
+ * and wants none.  The ranks that want one take turns: a turn lasts a slice
+ * (cpu_slice times a factor drawn uniformly from [0.5, 1.5), the jitter of
+ * the host's interrupts and softirqs), then the rank goes to the back of
+ * the queue if another waits; a rank that wakes from a nap goes to the
+ * front (a sleeper's lag puts it ahead under the kernel's EEVDF).  Only on
+ * a core does a rank read what arrived, answer it, write into its sockets
+ * or run its program.  A rank's work itself takes no time. */
+struct host_cpu {
+    std::vector<int> on;              /* the rank on each core, -1 none */
+    std::vector<EventId> turn_end;
+    std::deque<int> queue;            /* ranks waiting for a core */
+    unsigned long long rng = 0;
+};
+host_cpu g_cpu;
+
+bool can_act(int r)
+{
+    const rank_state &k = g_rank[r];
+    return g_opt.host_cores <= 0 || !g_in_run || k.oncpu || k.finished;
+}
+
+double turn_length()
+{
+    g_cpu.rng = g_cpu.rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return g_opt.cpu_slice * (0.5 + (double)(g_cpu.rng >> 11) / 9007199254740992.0);
+}
+
+void end_turn(int core);
+
+/* r takes core c: it catches up with what arrived and what it may write. */
+void take_core(int c, int r)
+{
+    rank_state &k = g_rank[r];
+    g_cpu.on[c] = r;
+    k.oncpu = true;
+    g_cpu.turn_end[c] = Simulator::Schedule(Seconds(turn_length()), &end_turn, c);
+    for (int x = 0; x < g_machines && k.oncpu; x++) {
+        if (x == r) continue;
+        auto out = g_streams.find((long long)r * g_machines + x);
+        if (out == g_streams.end()) continue;
+        auto in = g_streams.find((long long)x * g_machines + r);
+        if (in != g_streams.end() && out->second->wsock) on_recv(in->second.get(), out->second->wsock);
+        pump(*out->second);
+    }
+    if (k.oncpu && k.progressing) progress(r);
+    if (k.oncpu && k.wake_pending) {
+        k.wake_pending = false;
+        wake(r);
+    }
+}
+
+void give_core(int c)
+{
+    g_cpu.on[c] = -1;
+    if (!g_cpu.queue.empty()) {
+        int r = g_cpu.queue.front();
+        g_cpu.queue.pop_front();
+        take_core(c, r);
+    }
+}
+
+void end_turn(int c)
+{
+    int r = g_cpu.on[c];
+    if (g_cpu.queue.empty()) {   /* nobody waits: another turn */
+        g_cpu.turn_end[c] = Simulator::Schedule(Seconds(turn_length()), &end_turn, c);
+        return;
+    }
+    g_rank[r].oncpu = false;
+    g_cpu.queue.push_back(r);
+    give_core(c);
+}
+
+void cpu_runnable(int r)
+{
+    rank_state &k = g_rank[r];
+    if (g_opt.host_cores <= 0 || k.runnable) return;
+    k.runnable = true;
+    for (int c = 0; c < (int)g_cpu.on.size(); c++)
+        if (g_cpu.on[c] < 0) {
+            take_core(c, r);
+            return;
+        }
+    g_cpu.queue.push_front(r);
+}
+
+void cpu_leave(int r)
+{
+    rank_state &k = g_rank[r];
+    if (g_opt.host_cores <= 0 || !k.runnable) return;
+    k.runnable = false;
+    if (!k.oncpu) {
+        for (auto it = g_cpu.queue.begin(); it != g_cpu.queue.end(); ++it)
+            if (*it == r) { g_cpu.queue.erase(it); break; }
+        return;
+    }
+    k.oncpu = false;
+    for (int c = 0; c < (int)g_cpu.on.size(); c++)
+        if (g_cpu.on[c] == r) {
+            Simulator::Cancel(g_cpu.turn_end[c]);
+            give_core(c);
+            return;
+        }
+}
 
 /* Both sockets of machines a and b: a's writes stream a->b and reads b->a. */
 void on_cong_state(const TcpSocketState::TcpCongState_t was, const TcpSocketState::TcpCongState_t now)
@@ -487,6 +615,14 @@ static void start_rank(int r, size_t stack_bytes)
     if (!k.stack) fatal("no memory for a rank's stack");
     k.finished = false;
     prepare_stack(r, stack_bytes);
+    if (g_opt.host_cores > 0) {   /* it starts when it first gets a core */
+        k.blocked = true;
+        k.wake_pending = true;
+        k.runnable = false;
+        k.oncpu = false;
+        cpu_runnable(r);
+        return;
+    }
     k.scheduled = true;
     Simulator::ScheduleNow(&resume, r);
 }
@@ -526,8 +662,17 @@ void sim_run_ranks(const std::function<void(int)> &body, size_t stack_bytes)
     Simulator::Schedule(Seconds(10), +[] { watch(); });
     g_body = &body;
     g_running = (int)g_rank.size();
+    g_in_run = true;
+    if (g_opt.host_cores > 0) {
+        g_cpu.on.assign((size_t)g_opt.host_cores, -1);
+        g_cpu.turn_end.assign((size_t)g_opt.host_cores, EventId());
+        g_cpu.queue.clear();
+        g_cpu.rng = g_opt.seed * 0x9E3779B97F4A7C15ULL + 1;
+    }
     for (size_t r = 0; r < g_rank.size(); r++) start_rank((int)r, stack_bytes);
     Simulator::Run();
+    g_in_run = false;
+    for (int c = 0; c < (int)g_cpu.on.size(); c++) Simulator::Cancel(g_cpu.turn_end[c]);
     for (auto &k : g_rank)
         if (!k.finished) fatal("the ranks stopped without finishing (a deadlock in the schedule?)");
 }
@@ -558,6 +703,16 @@ void sim_sleep(double seconds)
     /* whole nanoseconds (ns-3's clock), rounded up: a rank waiting for a
      * time less than one tick ahead would otherwise never reach it */
     int64_t ns = (int64_t)std::ceil(seconds * 1e9);
+    if (g_opt.host_cores > 0) {   /* it sleeps off its core, and wakes wanting one */
+        g_rank[r].blocked = true;
+        cpu_leave(r);
+        Simulator::Schedule(NanoSeconds(ns > 0 ? ns : 1), +[](int r) {
+            g_rank[r].wake_pending = true;
+            cpu_runnable(r);
+        }, r);
+        switch_to_main(r);
+        return;
+    }
     Simulator::Schedule(NanoSeconds(ns > 0 ? ns : 1), +[](int r) { resume(r); }, r);
     switch_to_main(r);
 }

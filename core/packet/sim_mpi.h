@@ -41,6 +41,13 @@ struct mpi_options {
     probing_tcp_options tcp;         /* what TCP does as Linux's does (probing_tcp.h) */
     long long corrupt_message = 0;   /* for testing the check: flip a byte of the k-th message with data */
     double stall_seconds = 1000;     /* no request completing for this long (simulated): stuck, stop */
+    /* The host's CPU (sim_mpi.cc, "the host's cores"): 0, every rank on a
+     * core of its own, acting the moment something arrives; n > 0, all ranks
+     * on one host of n cores (the emulated cluster's), taking turns of about
+     * cpu_slice each (drawn from seed) and acting only in their turns. */
+    int host_cores = 0;
+    double cpu_slice = 0.5e-3;
+    unsigned long long seed = 1;
 };
 
 struct sim_stats {

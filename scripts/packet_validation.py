@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""The packet simulator's validation grid against the emulated cluster (issue 21).
+
+  packet_validation.py record DIR [--runs 3]     testbed: 3 x 4 and 2 x 8 machines, 100- and
+                                                 32-packet ports, 32-256 KB, four algorithms,
+                                                 9 timed calls a run, each run's starts recorded
+  packet_validation.py replay DIR TAG [FLAGS...] simulate every recorded run with its starts
+                                                 (FLAGS go to topocoll-packet, e.g. --linux-cubic on)
+  packet_validation.py compare DIR TAG...        pooled simulated median / pooled testbed median
+                                                 at each point, with a 90 % bootstrap interval
+
+Run `record` on an idle machine (it takes about 25 minutes); `replay` takes
+about 15 minutes with two jobs (JOBS=n to change) and its results do not
+depend on the load.  Reports under docs/results/ quote its output.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import csv
+import glob
+import json
+import os
+import random
+import statistics as st
+import subprocess
+import sys
+from pathlib import Path
+
+TOPOLOGIES = {"444": "chain:4,4,4", "88": "chain:8,8"}
+BUFFERS = (100, 32)
+ALGORITHMS = ("faraj-yuan", "linear", "pairwise", "native")
+SIZES = (32768, 65536, 131072, 262144)
+REPETITIONS = 9
+
+
+def topocoll(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(["topocoll", *args], check=True, **kw)
+
+
+def record(d: Path, runs: int) -> None:
+    d.mkdir(parents=True, exist_ok=True)
+    for run in range(1, runs + 1):
+        for topo, spec in TOPOLOGIES.items():
+            for buf in BUFFERS:
+                tag = f"{topo}_{buf}_r{run}"
+                print(f"record {tag}: load {os.getloadavg()[0]:.2f}", flush=True)
+                with open(d / f"out_{tag}.txt", "w") as out:
+                    topocoll("bench", spec, "--backend", "testbed", "--buffer", str(buf),
+                             "--sizes", ",".join(f"{s // 1024}K" for s in SIZES), "--algorithms", ",".join(ALGORITHMS),
+                             "--repetitions", str(REPETITIONS), "--record-starts", str(d / f"st_{tag}.txt"),
+                             "--csv", str(d / f"tb_{tag}.csv"), stdout=out, stderr=subprocess.STDOUT)
+
+
+def simulator() -> str:
+    from topocoll.bench import packet
+    return str(packet.program())
+
+
+def replay(d: Path, tag: str, flags: list[str]) -> None:
+    sim = simulator()
+    for topo, spec in TOPOLOGIES.items():
+        if not (d / f"t{topo}.yaml").exists():
+            topocoll("topology", "convert", spec, "-o", str(d / f"t{topo}.yaml"))
+    jobs = []
+    for starts in sorted(glob.glob(str(d / "st_*_r*.txt"))):
+        topo, buf, run = Path(starts).stem.split("_")[1:4]
+        for alg in ALGORITHMS:
+            for size in SIZES:
+                cmd = [sim, "--topology", str(d / f"t{topo}.yaml"), "--algorithm", alg, "--block", str(size),
+                       "--warmup", "1", "--repetitions", str(REPETITIONS), "--rate", "100000000", "--latency", "0",
+                       "--buffer", buf, "--host-queue", "sparse-first", "--rto-min", "0.2", "--rendezvous", "put",
+                       "--nap", "0.0002", "--starts", starts, *flags]
+                jobs.append((f"{topo}|{buf}|{run}|{alg}|{size}", cmd))
+
+    def go(job):
+        proc = subprocess.run(job[1], capture_output=True, text=True)
+        if proc.returncode:
+            sys.exit(f"packet_validation: {' '.join(job[1])} failed:\n{proc.stderr[-2000:]}")
+        return job[0], json.loads(proc.stdout)
+
+    out = {}
+    with cf.ThreadPoolExecutor(int(os.environ.get("JOBS", "2"))) as ex:
+        for k, (key, rec) in enumerate(ex.map(go, jobs), 1):
+            out[key] = rec
+            if k % 16 == 0:
+                print(f"replay {tag}: {k} of {len(jobs)}", flush=True)
+    (d / f"sim_{tag}.json").write_text(json.dumps({"flags": flags, "runs": out}))
+
+
+def testbed_runs(d: Path) -> dict:
+    runs: dict = {}
+    for f in glob.glob(str(d / "tb_*_r*.csv")):
+        topo, buf, run = Path(f).stem.split("_")[1:4]
+        for row in csv.DictReader(open(f)):
+            key = (topo, int(buf), row["algorithm"], int(row["msize_bytes"]))
+            runs.setdefault(key, {}).setdefault(run, []).append(float(row["seconds"]))
+    return runs
+
+
+def simulated_runs(d: Path, tag: str) -> dict:
+    runs: dict = {}
+    for key, rec in json.loads((d / f"sim_{tag}.json").read_text())["runs"].items():
+        topo, buf, run, alg, size = key.split("|")
+        runs.setdefault((topo, int(buf), alg, int(size)), {})[run] = rec["times"]
+    return runs
+
+
+def pooled(runs: dict) -> float:
+    return st.median([t for calls in runs.values() for t in calls])
+
+
+def resampled(runs: dict, rng: random.Random) -> float:
+    """The runs drawn with replacement, then each run's calls."""
+    picks = [rng.choice(list(runs.values())) for _ in runs]
+    return st.median([rng.choice(calls) for calls in picks for _ in calls])
+
+
+def compare(d: Path, tags: list[str]) -> None:
+    tb = testbed_runs(d)
+    apart = sum(max(map(st.median, r.values())) / min(map(st.median, r.values())) > 1.10 for r in tb.values())
+    print(f"testbed: {len(tb)} points; at {apart} its runs' medians lie more than 10 % apart")
+    for tag in tags:
+        sim, rng = simulated_runs(d, tag), random.Random(1)
+        within = meets = 0
+        print(f"== {tag}")
+        for key in sorted(tb):
+            t, s = pooled(tb[key]), pooled(sim[key])
+            q = sorted(resampled(sim[key], rng) / resampled(tb[key], rng) for _ in range(2000))
+            lo, hi = q[100], q[1899]
+            ok = abs(s / t - 1) <= 0.10
+            within += ok
+            meets += lo <= 1.10 and hi >= 0.90
+            print(f"{TOPOLOGIES[key[0]]:>12} {key[1]:>3} {key[2]:<11} {key[3] // 1024:>4}K  testbed {t * 1e3:7.1f} ms"
+                  f"  simulated {s * 1e3:7.1f} ms  {s / t:5.2f} [{lo:4.2f}, {hi:4.2f}]{'' if ok else '  X'}")
+        print(f"{tag}: {within} of {len(tb)} within 10 %; the ratio's 90 % interval meets [0.90, 1.10] at {meets}")
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) < 2 or argv[0] not in ("record", "replay", "compare") or argv[0] == "-h":
+        sys.exit(__doc__)
+    d = Path(argv[1])
+    if argv[0] == "record":
+        record(d, int(argv[3]) if argv[2:3] == ["--runs"] else 3)
+    elif argv[0] == "replay":
+        if len(argv) < 3:
+            sys.exit(__doc__)
+        replay(d, argv[2], argv[3:])
+    else:
+        compare(d, argv[2:])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
