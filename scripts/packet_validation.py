@@ -51,26 +51,22 @@ def record(d: Path, runs: int) -> None:
                              "--csv", str(d / f"tb_{tag}.csv"), stdout=out, stderr=subprocess.STDOUT)
 
 
-def simulator() -> str:
-    from topocoll.bench import packet
-    return str(packet.program())
-
-
 def replay(d: Path, tag: str, flags: list[str]) -> None:
-    sim = simulator()
-    for topo, spec in TOPOLOGIES.items():
-        if not (d / f"t{topo}.yaml").exists():
-            topocoll("topology", "convert", spec, "-o", str(d / f"t{topo}.yaml"))
-    jobs = []
+    """The simulator's command as `topocoll bench --backend packet --latency 0
+    --starts` builds it (its defaults: port buffer, host queue, minimum RTO,
+    rendezvous, nap), and FLAGS after it."""
+    from topocoll._core import Topology
+    from topocoll.bench.packet import PacketBackend
+    jobs, backends = [], []
     for starts in sorted(glob.glob(str(d / "st_*_r*.txt"))):
         topo, buf, run = Path(starts).stem.split("_")[1:4]
+        spec = TOPOLOGIES[topo]
+        backend = PacketBackend(spec, Topology.synthetic(spec), 1e8, 0.0, buffer=int(buf), starts=starts)
+        backends.append(backend)
         for alg in ALGORITHMS:
             for size in SIZES:
-                cmd = [sim, "--topology", str(d / f"t{topo}.yaml"), "--algorithm", alg, "--block", str(size),
-                       "--warmup", "1", "--repetitions", str(REPETITIONS), "--rate", "100000000", "--latency", "0",
-                       "--buffer", buf, "--host-queue", "sparse-first", "--rto-min", "0.2", "--rendezvous", "put",
-                       "--nap", "0.0002", "--starts", starts, *flags]
-                jobs.append((f"{topo}|{buf}|{run}|{alg}|{size}", cmd))
+                jobs.append((f"{topo}|{buf}|{run}|{alg}|{size}",
+                             backend.command(alg, size, REPETITIONS, 1) + flags))
 
     def go(job):
         proc = subprocess.run(job[1], capture_output=True, text=True)
@@ -84,6 +80,8 @@ def replay(d: Path, tag: str, flags: list[str]) -> None:
             out[key] = rec
             if k % 16 == 0:
                 print(f"replay {tag}: {k} of {len(jobs)}", flush=True)
+    for backend in backends:
+        backend.close()
     (d / f"sim_{tag}.json").write_text(json.dumps({"flags": flags, "runs": out}))
 
 

@@ -706,14 +706,12 @@ void sim_sleep(double seconds)
     if (g_opt.host_cores > 0) {   /* it sleeps off its core, and wakes wanting one */
         g_rank[r].blocked = true;
         cpu_leave(r);
-        Simulator::Schedule(NanoSeconds(ns > 0 ? ns : 1), +[](int r) {
-            g_rank[r].wake_pending = true;
-            cpu_runnable(r);
-        }, r);
-        switch_to_main(r);
-        return;
     }
-    Simulator::Schedule(NanoSeconds(ns > 0 ? ns : 1), +[](int r) { resume(r); }, r);
+    Simulator::Schedule(NanoSeconds(ns > 0 ? ns : 1), +[](int r) {
+        if (g_opt.host_cores <= 0) return resume(r);
+        g_rank[r].wake_pending = true;
+        cpu_runnable(r);
+    }, r);
     switch_to_main(r);
 }
 
