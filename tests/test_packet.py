@@ -353,6 +353,7 @@ def test_simulator_refuses_bad_topologies(tmp_path):
     (["--seed", "-1"], "--seed -1"),
     (["--starts", "/nonexistent/s.txt"], "no file '/nonexistent/s.txt'"),
     (["--record-starts", "s.txt"], "--record-starts: the testbed's"),
+    (["--host-queue", "short-first"], "--host-queue short-first: the packet back-end models"),
 ])
 def test_bench_refusals(args, word):
     cmd = [sys.executable, "-m", "topocoll.cli", "bench", "chain:2,2", "--backend", "packet", "--sizes", "1K"]

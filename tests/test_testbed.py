@@ -59,9 +59,11 @@ def test_up_run_down(testbed, capsys):
     # the testbed passes its rate, so the executor paced (65536-int blocks go in pieces)
     m = re.search(r"topocoll: pacing steps=(\d+) split-messages=(\d+)", proc.stderr)
     assert m and int(m.group(1)) > 0 and int(m.group(2)) > 0, proc.stderr[-2000:]
-    # the machines' queues sent the small packets (ACKs, syncs) ahead and the data behind
+    # a machine's queue has a class per peer (and one for the rest), and every peer's carried packets
     sent = host_classes("n0")
-    assert sent["1:10"] > 0 and sent["1:20"] > 0 and sent["1:1"] == sent["1:10"] + sent["1:20"]
+    peers = [f"1:{0x100 + j:x}" for j in range(3)]
+    assert set(sent) == {"1:1", *peers, "1:103"}
+    assert all(sent[c] > 0 for c in peers) and sent["1:1"] == sum(v for c, v in sent.items() if c != "1:1")
 
 
 def host_classes(machine):
@@ -100,11 +102,18 @@ b.join()
 """
 
 
+def set_host_queues(kind):
+    for m in ("n0", "n1", "n2", "n3"):
+        net.HOST_QUEUES[kind](net.machine_ns(m), "eth0", 100e6, net.NIC_QUEUE,
+                              tuple(net.address(i) for i in range(4) if f"n{i}" != m))
+
+
 def test_host_queue_sends_small_packets_first(testbed):
     """While a machine's interface is backlogged with bulk data, a small
-    packet leaves at once under sparse-first and behind the backlog under
-    fifo: round trips of small UDP probes from n0 to n2 (another switch: the
-    probes share no queue with the data but n0's) while n0 sends 8 MB to n1."""
+    packet leaves at once under sparse-first and short-first and behind the
+    backlog under fifo: round trips of small UDP probes from n0 to n2
+    (another switch: the probes share no queue with the data but n0's) while
+    n0 sends 8 MB to n1."""
     def probe_during_bulk():
         peers = [subprocess.Popen(["ip", "netns", "exec", net.machine_ns(m), "python3", "-c", code])
                  for m, code in (("n1", SINK), ("n2", ECHO))]
@@ -119,10 +128,61 @@ def test_host_queue_sends_small_packets_first(testbed):
         return sorted(float(x) for x in out.stdout.split())
     fast = probe_during_bulk()
     assert len(fast) == 10 and fast[5] < 1.0, fast                  # sparse-first: no wait behind the data
-    for m in ("n0", "n1", "n2", "n3"):
-        net.HOST_QUEUES["fifo"](net.machine_ns(m), "eth0", 100e6, net.NIC_QUEUE)   # as --host-queue fifo
+    set_host_queues("short-first")
+    fast = probe_during_bulk()
+    assert len(fast) == 10 and fast[5] < 1.0, fast                  # short-first: the same
+    set_host_queues("fifo")
     slow = probe_during_bulk()
     assert len(slow) == 10 and slow[5] > 1.0, slow                  # fifo: behind a ms or more of data
+
+
+ORDER_SINK = """
+import socket
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("", 6000)); u.settimeout(3)
+got = []
+try:
+    while True:
+        got.append(int(u.recv(2048)[:8]))
+except socket.timeout:
+    pass
+print(" ".join(map(str, got)))
+"""
+
+ORDER_SOURCE = """
+import socket, sys
+import time
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.sendto(b"%08d" % -1, (sys.argv[1], 6000)); time.sleep(0.3)    # the peer's address resolved first
+for k in range(300):
+    u.sendto(b"%08d" % k + (b"x" * 1400 if k % 2 == 0 else b""), (sys.argv[1], 6000))
+"""
+
+
+def test_host_queue_keeps_a_flow_in_order(testbed):
+    """Full-size and small datagrams to one peer, alternating, faster than
+    the link: under sparse-first they arrive in the order sent (one queue a
+    peer, as fq_codel keeps a flow's packets in order, so a connection's ACKs
+    never overtake its own data); under short-first the small ones overtake
+    the large ones queued before them."""
+    def arrivals():
+        sink = subprocess.Popen(["ip", "netns", "exec", net.machine_ns("n1"), "python3", "-c", ORDER_SINK],
+                                stdout=subprocess.PIPE, text=True)
+        try:
+            time.sleep(0.3)
+            subprocess.run(["ip", "netns", "exec", net.machine_ns("n0"), "python3", "-c", ORDER_SOURCE,
+                            net.address(1)], check=True, timeout=60)
+            out = sink.communicate(timeout=30)[0]
+        finally:
+            sink.kill()
+            sink.wait()
+        return [int(x) for x in out.split() if int(x) >= 0]
+    def overtaken(got):
+        return sum(1 for i in range(1, len(got)) if got[i] < got[i - 1])
+    got = arrivals()
+    assert len(got) > 250 and overtaken(got) == 0, got                # sparse-first: in order
+    set_host_queues("short-first")
+    got = arrivals()
+    assert len(got) > 250 and overtaken(got) > 20, got                # short-first: small ones jump the queue
 
 
 def test_down_leaves_nothing(capsys):

@@ -83,14 +83,12 @@ class TreeRoutingHelper : public Ipv4RoutingHelper {
 /* A machine's egress queue: a short packet (a pure ACK, MPI's zero-byte
  * sync) of a flow with nothing in the bulk queue goes ahead of the bulk
  * backlog, each class a FIFO of `limit` packets -- what fq_codel, a stock
- * host's qdisc, does for a sparse flow, and the testbed's htb with a
- * priority class stands in for.  Unlike that htb (which classifies by length
- * alone), a flow's packets never overtake each other here: ns-3's TCP has no
- * RACK, so a reordered sync behind bulk data of its own connection drew
- * duplicate ACKs, fast retransmits and timeouts (faraj-yuan on 2 x 8
- * machines at 32 KB: 550 ms, 184 without), where Linux waits them out.
- * It tells a socket when its data segments come in and leave, for TCP small
- * queues (probing_tcp.h). */
+ * host's qdisc, does for a sparse flow, and the testbed's htb with a class
+ * per peer stands in for (it also shares the bulk round-robin between peers,
+ * where the bulk class here is one FIFO).  A flow's packets never overtake
+ * each other, as in both; the testbed's short-first (by length alone) is not
+ * modelled.  It tells a socket when its data segments come in and leave,
+ * for TCP small queues (probing_tcp.h). */
 class SmallFirstQueueDisc : public QueueDisc {
   public:
     static TypeId GetTypeId()

@@ -29,6 +29,7 @@ DEFAULT_NAP = "200us"            # the testbed's: a simulated rank naps as a rea
 MAX_QUEUE_PACKETS = 1_000_000
 MAX_SKEW = 10.0                   # seconds (the simulator's own limit)
 RENDEZVOUS = ("put", "copy")      # the simulator's --rendezvous, its default first
+HOST_QUEUES = ("sparse-first", "fifo")   # the simulator's --host-queue (the testbed's short-first is not modelled)
 #: the PMPI library's variables the simulator takes, as its own options
 ENV_OPTIONS = {"TOPOCOLL_PACE": "--pace", "TOPOCOLL_PACE_LEAD": "--pace-lead", "TOPOCOLL_NAP": "--nap",
                "TOPOCOLL_PHASE_ORDER": "--phase-order", "TOPOCOLL_PIECE_SIZE": "--piece-size",
@@ -49,7 +50,7 @@ class PacketBackend:
     name = "packet"
 
     def __init__(self, topology_arg: str, topology: Topology, bandwidth: float, latency: float, buffer: int = 100,
-                 rto_min: str | None = None, host_queue: str = "sparse-first", sync_depth: int | None = None,
+                 rto_min: str | None = None, host_queue: str = HOST_QUEUES[0], sync_depth: int | None = None,
                  counts: list[int] | None = None, env: dict | None = None, collective: str = "alltoall",
                  skew: str | None = None, seed: int = 1, rendezvous: str = RENDEZVOUS[0], starts: str | None = None):
         if collective != "alltoall":
@@ -66,6 +67,9 @@ class PacketBackend:
             raise TopocollError("invalid argument", f"--skew {skew}: a time from 0 to {format_time(MAX_SKEW)}")
         if not 0 <= seed < 1 << 53:
             raise TopocollError("invalid argument", f"--seed {seed}: a whole number from 0 to 2^53 - 1")
+        if host_queue not in HOST_QUEUES:
+            raise TopocollError("invalid argument", f"--host-queue {host_queue}: the packet back-end models "
+                                f"{' and '.join(HOST_QUEUES)}")
         if rendezvous not in RENDEZVOUS:
             raise TopocollError("invalid argument", f"--rendezvous {rendezvous}; valid: {', '.join(RENDEZVOUS)}")
         self.seed, self.rendezvous = seed, rendezvous

@@ -16,9 +16,11 @@ def add_network_arguments(p, prefix=""):
     p.add_argument("--rto-min", help=prefix + "TCP minimum retransmission timeout on every route, e.g. 10ms "
                                      "(default: the kernel's, 200 ms)")
     p.add_argument("--host-queue", default=DEFAULT_HOST_QUEUE, choices=list(HOST_QUEUES),
-                   help=prefix + "a machine's egress queue: sparse-first sends packets under 128 bytes (ACKs, MPI's "
-                   "syncs) ahead of bulk data, as a stock Debian host's fq_codel does for flows with nothing queued; "
-                   "fifo, one queue (default %(default)s)")
+                   help=prefix + "a machine's egress queue: sparse-first serves a queue per peer round-robin, "
+                   "a peer with little queued (ACKs, MPI's syncs) first, keeping each connection's packets in order, "
+                   "as a stock Debian host's fq_codel does; short-first (testbed only) sends any packet under 128 "
+                   "bytes ahead of bulk data, so a connection's ACKs overtake its own data (the testbed's default "
+                   "before 2026-11-27); fifo, one queue (default %(default)s)")
 
 
 description = "bring up an emulated switched cluster (network namespaces, shaped links) and run MPI on it"

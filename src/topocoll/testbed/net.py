@@ -7,12 +7,13 @@ namespace); each direction of every link shaped to the link's rate (tbf)
 with a finite queue: on a switch's port to ``--buffer`` packets (the
 switch-port buffer, where contention drops packets, first in first out), on a
 machine's interface to 1000 (a NIC's default txqueuelen).  A machine's
-interface sends small packets first by default (``--host-queue
+interface serves a flow with little queued first by default (``--host-queue
 sparse-first``): a stock Debian host (11 and later) runs fq_codel on its NIC,
-which serves a flow with nothing queued -- a pure ACK, MPI's zero-byte sync
--- ahead of a bulk flow's backlog; this kernel has no fq_codel, so htb with
-two classes stands in for it (``--host-queue fifo``: one FIFO, the old
-model).  TSO, GSO and GRO are off on every veth,
+which serves a flow with nothing queued -- a connection's pure ACKs, MPI's
+zero-byte syncs -- ahead of a bulk flow's backlog and keeps each flow's
+packets in order; this kernel has no fq_codel, so htb with a class per peer
+machine stands in for it (``short-first``: small packets ahead of all bulk
+data, by length alone; ``fifo``: one FIFO).  TSO, GSO and GRO are off on every veth,
 so frames are real-sized, and bridges do not call netfilter.  Each machine gets
 its address in 10.123.0.0/16, a route with cubic congestion control (the
 namespace inherits the host's default, bbr here, and cannot change it) and the
@@ -90,15 +91,20 @@ def tbf(ns: str, dev: str, rate_bps: float, queue_packets: int) -> None:
        "burst", str(burst_bytes(rate_bps)), "limit", str(queue_packets * MTU_FRAME), ns=ns)
 
 
-def sparse_first(ns: str, dev: str, rate_bps: float, queue_packets: int) -> None:
+def short_first(ns: str, dev: str, rate_bps: float, queue_packets: int, peers: tuple[str, ...] = ()) -> None:
     """Shape dev's egress to rate like tbf, but send packets shorter than
     SMALL_PACKET bytes (pure ACKs, MPI's zero-byte syncs) ahead of the bulk
     backlog: htb with a priority class for them (guaranteed 5 % of the rate,
     may take all of it) and a bulk class (95 %, may take all), each a FIFO of
-    queue_packets.  What fq_codel, a stock host's qdisc, does for a flow with
-    nothing queued, short of its per-flow fairness among bulk flows."""
+    queue_packets.  Unlike fq_codel it tells packets apart by length alone,
+    so a connection's pure ACKs overtake its own queued data; Linux then keeps
+    echoing the timestamp of an older segment (it takes a segment's timestamp
+    only if its ACK is not older than one already seen), samples the RTT from
+    that echo when an ACK covers a retransmission, and its RTO grows to
+    seconds (docs/results/2026-11-27-testbed-host-queue.md)."""
     burst, rate = str(burst_bytes(rate_bps)), int(rate_bps)
-    for argv in (("qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", "20"),
+    sh("tc", "qdisc", "del", "dev", dev, "root", ns=ns, check=False)   # htb will not replace another htb
+    for argv in (("qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "20"),
                  ("class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb", "rate", f"{rate}bit",
                   "ceil", f"{rate}bit", "burst", burst, "cburst", burst, "quantum", str(MTU_FRAME)),
                  ("class", "add", "dev", dev, "parent", "1:1", "classid", "1:10", "htb", "rate", f"{rate // 20}bit",
@@ -118,8 +124,38 @@ def sparse_first(ns: str, dev: str, rate_bps: float, queue_packets: int) -> None
         sh("tc", *argv, ns=ns)
 
 
-# A machine's egress queue by name, each set up as f(ns, dev, rate_bps, queue_packets); the first is the default.
-HOST_QUEUES = {"sparse-first": sparse_first, "fifo": tbf}
+def sparse_first(ns: str, dev: str, rate_bps: float, queue_packets: int, peers: tuple[str, ...] = ()) -> None:
+    """Shape dev's egress to rate with one FIFO of queue_packets per peer
+    machine (by destination address; one more for anything else), served
+    round-robin a frame at a time, where a peer whose queue keeps under its
+    equal share of the rate (pure ACKs, syncs) is served ahead of the ones
+    that borrow: htb, a class per peer.  A connection's packets stay in
+    order, as in fq_codel (one flow queue per connection, which is one per
+    peer for MPI), and as in the packet simulator's host queue."""
+    burst, rate = str(burst_bytes(rate_bps)), int(rate_bps)
+    share, frames = rate // (len(peers) + 1), str(2 * MTU_FRAME)
+    sh("tc", "qdisc", "del", "dev", dev, "root", ns=ns, check=False)   # htb will not replace another htb
+    lines = [f"qdisc add dev {dev} root handle 1: htb default {0x100 + len(peers):x}",
+             f"class add dev {dev} parent 1: classid 1:1 htb rate {rate}bit ceil {rate}bit burst {burst} "
+             f"cburst {burst} quantum {MTU_FRAME}"]
+    for j in range(len(peers) + 1):
+        cls = f"1:{0x100 + j:x}"
+        lines += [f"class add dev {dev} parent 1:1 classid {cls} htb rate {share}bit ceil {rate}bit prio 0 "
+                  f"burst {frames} cburst {frames} quantum {MTU_FRAME}",
+                  f"qdisc add dev {dev} parent {cls} pfifo limit {queue_packets}"]
+        if j < len(peers):
+            lines.append(f"filter add dev {dev} parent 1: protocol ip prio 1 u32 match ip dst {peers[j]}/32 "
+                         f"flowid {cls}")
+    proc = subprocess.run(["ip", "netns", "exec", ns, "tc", "-batch", "-"], input="\n".join(lines) + "\n",
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise TopocollError("i/o error", f"testbed: tc -batch in {ns} failed: {proc.stderr.strip()}")
+
+
+# A machine's egress queue by name, each set up as f(ns, dev, rate_bps, queue_packets, peers) (peers: the
+# other machines' addresses); the first is the default.
+HOST_QUEUES = {"sparse-first": sparse_first, "short-first": short_first,
+               "fifo": lambda ns, dev, rate_bps, queue_packets, peers=(): tbf(ns, dev, rate_bps, queue_packets)}
 DEFAULT_HOST_QUEUE = next(iter(HOST_QUEUES))
 
 
@@ -176,7 +212,8 @@ def up(topo: Topology, topology_arg: str, rate_bps: float, buffer_packets: int =
             # the switch's port queue is the buffer; a machine's NIC queue is its txqueuelen
             tbf(pns, pdev, bw, buffer_packets)
             if child in machines:
-                HOST_QUEUES[host_queue](cns, cdev, bw, NIC_QUEUE)
+                HOST_QUEUES[host_queue](cns, cdev, bw, NIC_QUEUE,
+                                        tuple(address(i) for i, m in enumerate(machines) if m != child))
             else:
                 tbf(cns, cdev, bw, buffer_packets)
             if progress:
