@@ -293,3 +293,10 @@ def test_demo_runs_the_emulated_cluster(capsys, tmp_path):
     assert re.search(r"faraj-yuan against the MPI's own MPI_Alltoall on the emulated cluster: [\d.]+x at 64K", out)
     assert (tmp_path / "testbed-chain-4-4-4.png").stat().st_size > 0
     assert namespaces() == []
+
+
+def test_sparse_first_refuses_more_peers_than_htb_has_classes():
+    from topocoll import TopocollError
+    peers = tuple(net.address(i) for i in range(net.MAX_PEER_CLASSES))
+    with pytest.raises(TopocollError, match=f"at most {net.MAX_PEER_CLASSES} machines"):
+        net.sparse_first("topocoll-m-none", "eth0", 1e8, net.NIC_QUEUE, peers)

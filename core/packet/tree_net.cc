@@ -16,7 +16,7 @@ namespace {
 /* An IPv4 packet and the point-to-point header a device queue counts. */
 constexpr uint32_t FULL_FRAME = 1500 + 2;
 /* Below this IPv4 length a packet is "short" (pure ACKs, MPI's zero-byte
- * syncs): the testbed's sparse-first class (src/topocoll/testbed/net.py). */
+ * syncs), as the testbed's short-first queue counts one (src/topocoll/testbed/net.py). */
 constexpr uint32_t SMALL_PACKET = 128;
 
 /* Routing on a tree: every node holds, per destination machine, the

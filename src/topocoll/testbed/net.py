@@ -43,7 +43,8 @@ SUBNET = "10.123"
 MTU_FRAME = 1514          # bytes a full Ethernet frame takes in a tbf queue
 NIC_QUEUE = 1000          # a NIC's default txqueuelen
 KERNEL_RTO = "kernel default"   # the record's rto_min when --rto-min is not given
-SMALL_PACKET = 128        # IPv4 total length below which sparse-first sends a packet first
+MAX_PEER_CLASSES = 0xffff - 0x100   # sparse-first's htb classes 1:100 and up, one a peer and one for the rest
+SMALL_PACKET = 128        # IPv4 total length below which short-first sends a packet first
 
 
 def machine_ns(name: str) -> str:
@@ -132,6 +133,9 @@ def sparse_first(ns: str, dev: str, rate_bps: float, queue_packets: int, peers: 
     that borrow: htb, a class per peer.  A connection's packets stay in
     order, as in fq_codel (one flow queue per connection, which is one per
     peer for MPI), and as in the packet simulator's host queue."""
+    if len(peers) + 1 > MAX_PEER_CLASSES:
+        raise TopocollError("invalid argument", f"--host-queue sparse-first: at most {MAX_PEER_CLASSES} machines "
+                            f"(an htb class a peer), not {len(peers) + 1}; use short-first or fifo")
     burst, rate = str(burst_bytes(rate_bps)), int(rate_bps)
     share, frames = rate // (len(peers) + 1), str(2 * MTU_FRAME)
     sh("tc", "qdisc", "del", "dev", dev, "root", ns=ns, check=False)   # htb will not replace another htb
