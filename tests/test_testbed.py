@@ -176,13 +176,13 @@ def test_host_queue_keeps_a_flow_in_order(testbed):
             sink.kill()
             sink.wait()
         return [int(x) for x in out.split() if int(x) >= 0]
-    def overtaken(got):
-        return sum(1 for i in range(1, len(got)) if got[i] < got[i - 1])
+    def overtaken(got):     # datagrams that arrived after one sent later
+        return sum(1 for i in range(1, len(got)) if got[i] < max(got[:i]))
     got = arrivals()
     assert len(got) > 250 and overtaken(got) == 0, got                # sparse-first: in order
     set_host_queues("short-first")
     got = arrivals()
-    assert len(got) > 250 and overtaken(got) > 20, got                # short-first: small ones jump the queue
+    assert len(got) > 250 and overtaken(got) > 50, got                # short-first: small ones jump the queue
 
 
 def test_down_leaves_nothing(capsys):
