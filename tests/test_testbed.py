@@ -105,7 +105,7 @@ b.join()
 def set_host_queues(kind):
     for m in ("n0", "n1", "n2", "n3"):
         net.HOST_QUEUES[kind](net.machine_ns(m), "eth0", 100e6, net.NIC_QUEUE,
-                              tuple(net.address(i) for i in range(4) if f"n{i}" != m))
+                              net.peer_addresses(["n0", "n1", "n2", "n3"], m))
 
 
 def test_host_queue_sends_small_packets_first(testbed):

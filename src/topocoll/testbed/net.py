@@ -67,9 +67,9 @@ def require_root() -> None:
             raise TopocollError("i/o error", f"'{tool}' not found (Debian: iproute2, ethtool, util-linux; 'make deps')")
 
 
-def sh(*argv: str, ns: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
+def sh(*argv: str, ns: str | None = None, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess:
     cmd = (["ip", "netns", "exec", ns] if ns else []) + list(argv)
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, input=input)
     if check and proc.returncode != 0:
         raise TopocollError("i/o error", f"testbed: '{' '.join(cmd)}' failed: {proc.stderr.strip()}")
     return proc
@@ -92,6 +92,19 @@ def tbf(ns: str, dev: str, rate_bps: float, queue_packets: int) -> None:
        "burst", str(burst_bytes(rate_bps)), "limit", str(queue_packets * MTU_FRAME), ns=ns)
 
 
+def htb(ns: str, dev: str, rate_bps: float, default: str, classes: list[str]) -> None:
+    """Shape dev's egress to rate with htb: a root class at the rate and,
+    under it, the `classes` lines (tc's own syntax, leaf classes, their
+    qdiscs and the filters), unclassified packets to `default`; one tc
+    process for all of them."""
+    burst, rate = burst_bytes(rate_bps), int(rate_bps)
+    sh("tc", "qdisc", "del", "dev", dev, "root", ns=ns, check=False)   # htb will not replace another htb
+    lines = [f"qdisc add dev {dev} root handle 1: htb default {default}",
+             f"class add dev {dev} parent 1: classid 1:1 htb rate {rate}bit ceil {rate}bit burst {burst} "
+             f"cburst {burst} quantum {MTU_FRAME}", *classes]
+    sh("tc", "-batch", "-", ns=ns, input="\n".join(lines) + "\n")
+
+
 def short_first(ns: str, dev: str, rate_bps: float, queue_packets: int, peers: tuple[str, ...] = ()) -> None:
     """Shape dev's egress to rate like tbf, but send packets shorter than
     SMALL_PACKET bytes (pure ACKs, MPI's zero-byte syncs) ahead of the bulk
@@ -103,26 +116,19 @@ def short_first(ns: str, dev: str, rate_bps: float, queue_packets: int, peers: t
     only if its ACK is not older than one already seen), samples the RTT from
     that echo when an ACK covers a retransmission, and its RTO grows to
     seconds (docs/results/2026-11-27-testbed-host-queue.md)."""
-    burst, rate = str(burst_bytes(rate_bps)), int(rate_bps)
-    sh("tc", "qdisc", "del", "dev", dev, "root", ns=ns, check=False)   # htb will not replace another htb
-    for argv in (("qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "20"),
-                 ("class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb", "rate", f"{rate}bit",
-                  "ceil", f"{rate}bit", "burst", burst, "cburst", burst, "quantum", str(MTU_FRAME)),
-                 ("class", "add", "dev", dev, "parent", "1:1", "classid", "1:10", "htb", "rate", f"{rate // 20}bit",
-                  "ceil", f"{rate}bit", "prio", "0", "burst", str(2 * MTU_FRAME), "cburst", str(2 * MTU_FRAME),
-                  "quantum", str(MTU_FRAME)),
-                 ("class", "add", "dev", dev, "parent", "1:1", "classid", "1:20", "htb", "rate",
-                  f"{rate - rate // 20}bit", "ceil", f"{rate}bit", "prio", "1", "burst", burst, "cburst", burst,
-                  "quantum", str(MTU_FRAME)),
-                 ("qdisc", "add", "dev", dev, "parent", "1:10", "pfifo", "limit", str(queue_packets)),
-                 ("qdisc", "add", "dev", dev, "parent", "1:20", "pfifo", "limit", str(queue_packets)),
-                 # IPv4 total length (bytes 2-3 of the header) below SMALL_PACKET
-                 ("filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "u16",
-                  "0", f"0x{0xffff & ~(SMALL_PACKET - 1):04x}", "at", "2", "flowid", "1:10"),
-                 # ARP, a flow of its own for fq_codel
-                 ("filter", "add", "dev", dev, "parent", "1:", "protocol", "arp", "prio", "2", "u32", "match", "u32",
-                  "0", "0", "flowid", "1:10")):
-        sh("tc", *argv, ns=ns)
+    burst, rate, frames = burst_bytes(rate_bps), int(rate_bps), 2 * MTU_FRAME
+    htb(ns, dev, rate_bps, "20", [
+        f"class add dev {dev} parent 1:1 classid 1:10 htb rate {rate // 20}bit ceil {rate}bit prio 0 "
+        f"burst {frames} cburst {frames} quantum {MTU_FRAME}",
+        f"class add dev {dev} parent 1:1 classid 1:20 htb rate {rate - rate // 20}bit ceil {rate}bit prio 1 "
+        f"burst {burst} cburst {burst} quantum {MTU_FRAME}",
+        f"qdisc add dev {dev} parent 1:10 pfifo limit {queue_packets}",
+        f"qdisc add dev {dev} parent 1:20 pfifo limit {queue_packets}",
+        # IPv4 total length (bytes 2-3 of the header) below SMALL_PACKET
+        f"filter add dev {dev} parent 1: protocol ip prio 1 u32 match u16 0 "
+        f"0x{0xffff & ~(SMALL_PACKET - 1):04x} at 2 flowid 1:10",
+        # ARP, a flow of its own for fq_codel
+        f"filter add dev {dev} parent 1: protocol arp prio 2 u32 match u32 0 0 flowid 1:10"])
 
 
 def sparse_first(ns: str, dev: str, rate_bps: float, queue_packets: int, peers: tuple[str, ...] = ()) -> None:
@@ -136,30 +142,33 @@ def sparse_first(ns: str, dev: str, rate_bps: float, queue_packets: int, peers: 
     if len(peers) + 1 > MAX_PEER_CLASSES:
         raise TopocollError("invalid argument", f"--host-queue sparse-first: at most {MAX_PEER_CLASSES} machines "
                             f"(an htb class a peer), not {len(peers) + 1}; use short-first or fifo")
-    burst, rate = str(burst_bytes(rate_bps)), int(rate_bps)
-    share, frames = rate // (len(peers) + 1), str(2 * MTU_FRAME)
-    sh("tc", "qdisc", "del", "dev", dev, "root", ns=ns, check=False)   # htb will not replace another htb
-    lines = [f"qdisc add dev {dev} root handle 1: htb default {0x100 + len(peers):x}",
-             f"class add dev {dev} parent 1: classid 1:1 htb rate {rate}bit ceil {rate}bit burst {burst} "
-             f"cburst {burst} quantum {MTU_FRAME}"]
+    rate, frames = int(rate_bps), 2 * MTU_FRAME
+    share = rate // (len(peers) + 1)
+    classes = []
     for j in range(len(peers) + 1):
         cls = f"1:{0x100 + j:x}"
-        lines += [f"class add dev {dev} parent 1:1 classid {cls} htb rate {share}bit ceil {rate}bit prio 0 "
-                  f"burst {frames} cburst {frames} quantum {MTU_FRAME}",
-                  f"qdisc add dev {dev} parent {cls} pfifo limit {queue_packets}"]
+        classes += [f"class add dev {dev} parent 1:1 classid {cls} htb rate {share}bit ceil {rate}bit prio 0 "
+                    f"burst {frames} cburst {frames} quantum {MTU_FRAME}",
+                    f"qdisc add dev {dev} parent {cls} pfifo limit {queue_packets}"]
         if j < len(peers):
-            lines.append(f"filter add dev {dev} parent 1: protocol ip prio 1 u32 match ip dst {peers[j]}/32 "
-                         f"flowid {cls}")
-    proc = subprocess.run(["ip", "netns", "exec", ns, "tc", "-batch", "-"], input="\n".join(lines) + "\n",
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise TopocollError("i/o error", f"testbed: tc -batch in {ns} failed: {proc.stderr.strip()}")
+            classes.append(f"filter add dev {dev} parent 1: protocol ip prio 1 u32 match ip dst {peers[j]}/32 "
+                           f"flowid {cls}")
+    htb(ns, dev, rate_bps, f"{0x100 + len(peers):x}", classes)
+
+
+def fifo(ns: str, dev: str, rate_bps: float, queue_packets: int, peers: tuple[str, ...] = ()) -> None:
+    """One FIFO: tbf."""
+    tbf(ns, dev, rate_bps, queue_packets)
+
+
+def peer_addresses(machines: list[str], machine: str) -> tuple[str, ...]:
+    """The addresses of every machine but `machine`, in the topology's order."""
+    return tuple(address(i) for i, m in enumerate(machines) if m != machine)
 
 
 # A machine's egress queue by name, each set up as f(ns, dev, rate_bps, queue_packets, peers) (peers: the
 # other machines' addresses); the first is the default.
-HOST_QUEUES = {"sparse-first": sparse_first, "short-first": short_first,
-               "fifo": lambda ns, dev, rate_bps, queue_packets, peers=(): tbf(ns, dev, rate_bps, queue_packets)}
+HOST_QUEUES = {"sparse-first": sparse_first, "short-first": short_first, "fifo": fifo}
 DEFAULT_HOST_QUEUE = next(iter(HOST_QUEUES))
 
 
@@ -216,8 +225,7 @@ def up(topo: Topology, topology_arg: str, rate_bps: float, buffer_packets: int =
             # the switch's port queue is the buffer; a machine's NIC queue is its txqueuelen
             tbf(pns, pdev, bw, buffer_packets)
             if child in machines:
-                HOST_QUEUES[host_queue](cns, cdev, bw, NIC_QUEUE,
-                                        tuple(address(i) for i, m in enumerate(machines) if m != child))
+                HOST_QUEUES[host_queue](cns, cdev, bw, NIC_QUEUE, peer_addresses(machines, child))
             else:
                 tbf(cns, cdev, bw, buffer_packets)
             if progress:
