@@ -477,6 +477,19 @@ def test_small_queues_keep_windows_in_the_socket(tmp_path):
     assert 3 * on["host_queue_peak"] < off["host_queue_peak"], (on["host_queue_peak"], off["host_queue_peak"])
 
 
+def test_host_queue_serves_each_peer_in_turn(tmp_path):
+    """sparse-first (the testbed's htb, a class per peer) keeps a FIFO per
+    peer machine and serves them round-robin: linear's seven connections out
+    of a machine on one switch of 8 have bulk queued for several peers at
+    once, at most seven; fifo keeps one FIFO and no peer's.  Every byte right
+    either way."""
+    per_peer, one = (simulate(tmp_path, "8", "--algorithm", "linear", "--block", "262144", "--warmup", "0",
+                              "--repetitions", "1", "--check", "--host-queue", hq) for hq in ("sparse-first", "fifo"))
+    assert per_peer["bad_bytes"] == 0 and one["bad_bytes"] == 0
+    assert 2 <= per_peer["host_queue_peers_peak"] <= 7, per_peer["host_queue_peers_peak"]
+    assert one["host_queue_peers_peak"] == 0, one["host_queue_peers_peak"]
+
+
 def test_no_forward_retransmissions(tmp_path):
     """In a fast recovery at a message's tail, with nothing known lost left
     to resend, a connection waits (as Linux's does, the default) instead of

@@ -385,7 +385,8 @@ int main(int argc, char **argv)
     double connect_s = sim_connect(need, p);
     const unsigned long long connect_drops = net.drops_switch + net.drops_host + net.drops_device;
     /* what follows counts the calls only, not the handshakes */
-    net.drops_switch = net.drops_host = net.drops_device = net.drops_unplaced = net.host_queue_peak = 0;
+    net.drops_switch = net.drops_host = net.drops_device = net.drops_unplaced = 0;
+    net.host_queue_peak = net.host_queue_peers_peak = 0;
     for (auto &pd : net.ports) pd.drops = 0;
     sim_reset_stats();
     probing_tcp_reset();
@@ -504,13 +505,13 @@ int main(int argc, char **argv)
     std::sort(worst.begin(), worst.end(), [](const port_drops *a, const port_drops *b) { return a->drops > b->drops; });
     for (size_t k = 0; k < worst.size() && k < 12; k++)
         printf("%s\"%s\": %llu", k ? ", " : "", worst[k]->port.c_str(), (unsigned long long)worst[k]->drops);
-    printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu, \"host_queue_peak\": %llu, \"small_queues\": %s, "
-           "\"forward_retransmits\": %s, \"timeout_keeps_ssthresh\": %s, \"linux_cubic\": %s, \"host_cores\": %d, "
-           "\"cpu_slice\": %.6g}\n",
+    printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu, \"host_queue_peak\": %llu, "
+           "\"host_queue_peers_peak\": %llu, \"small_queues\": %s, \"forward_retransmits\": %s, "
+           "\"timeout_keeps_ssthresh\": %s, \"linux_cubic\": %s, \"host_cores\": %d, \"cpu_slice\": %.6g}\n",
            worst.size(), (unsigned long long)net.drops_unplaced, (unsigned long long)net.host_queue_peak,
-           o.tcp.small_queues ? "true" : "false", o.tcp.forward_retransmits ? "true" : "false",
-           o.tcp.timeout_keeps_ssthresh ? "true" : "false", o.linux_cubic ? "true" : "false", o.host_cores,
-           o.cpu_slice);
+           (unsigned long long)net.host_queue_peers_peak, o.tcp.small_queues ? "true" : "false",
+           o.tcp.forward_retransmits ? "true" : "false", o.tcp.timeout_keeps_ssthresh ? "true" : "false",
+           o.linux_cubic ? "true" : "false", o.host_cores, o.cpu_slice);
     Simulator::Destroy();
     free(starts);
     if (sched) tc_schedule_destroy(sched);

@@ -80,15 +80,18 @@ class TreeRoutingHelper : public Ipv4RoutingHelper {
     Ptr<Ipv4RoutingProtocol> Create(Ptr<Node>) const override { return CreateObject<TreeRouting>(); }
 };
 
-/* A machine's egress queue: a short packet (a pure ACK, MPI's zero-byte
- * sync) of a flow with nothing in the bulk queue goes ahead of the bulk
- * backlog, each class a FIFO of `limit` packets -- what fq_codel, a stock
- * host's qdisc, does for a sparse flow, and the testbed's htb with a class
- * per peer stands in for (it also shares the bulk round-robin between peers,
- * where the bulk class here is one FIFO).  A flow's packets never overtake
- * each other, as in both; the testbed's short-first (by length alone) is not
- * modelled.  It tells a socket when its data segments come in and leave,
- * for TCP small queues (probing_tcp.h). */
+/* A machine's egress queue, as the testbed's sparse-first (htb, a class per
+ * peer machine) and a stock host's fq_codel serve it: a short packet (a pure
+ * ACK, MPI's zero-byte sync) of a flow with nothing queued goes ahead of the
+ * bulk, and the bulk is a FIFO per peer machine, the peers served
+ * round-robin a packet at a time (htb's quantum is one frame); each FIFO
+ * holds `limit` packets.  With sparse_first off it is one FIFO (the
+ * testbed's fifo).  A flow's packets never overtake each other, as in the
+ * testbed; its short-first (by length alone) is not modelled.  A peer's FIFO
+ * is an internal queue taken from a pool while it holds packets, so a
+ * machine has as many as it has peers backlogged at once.  It tells a socket
+ * when its data segments come in and leave, for TCP small queues
+ * (probing_tcp.h). */
 class SmallFirstQueueDisc : public QueueDisc {
   public:
     static TypeId GetTypeId()
@@ -101,12 +104,17 @@ class SmallFirstQueueDisc : public QueueDisc {
     }
     SmallFirstQueueDisc() : QueueDisc(QueueDiscSizePolicy::NO_LIMITS) {}
     uint32_t limit = 1000;
-    bool small_first = true;
-    uint64_t *peak = nullptr;   /* the most packets any machine's queue held */
+    bool sparse_first = true;
+    uint64_t *peak = nullptr;         /* the most packets any machine's queue held */
+    uint64_t *peers_peak = nullptr;   /* the most peers any machine's queue held bulk for */
 
   private:
-    std::unordered_map<uint32_t, uint32_t> bulk;   /* flow hash -> its packets in the bulk band */
+    std::unordered_map<uint32_t, uint32_t> bulk;   /* flow hash -> its packets in the bulk */
     std::unordered_map<const QueueDiscItem *, small_queue_owner *> owner;   /* a queued data segment's socket */
+    std::unordered_map<uint32_t, size_t> peer_queue;   /* peer address -> its internal queue (1, 2, ...) */
+    std::vector<uint32_t> queue_peer;                  /* internal queue -> the peer it holds */
+    std::deque<size_t> turn;                           /* the backlogged peers' queues, next first */
+    std::vector<size_t> spare;                         /* internal queues free for another peer */
 
     Ptr<QueueDiscItem> leaving(Ptr<QueueDiscItem> item)
     {
@@ -120,29 +128,76 @@ class SmallFirstQueueDisc : public QueueDisc {
         }
         return item;
     }
+    Ptr<InternalQueue> new_queue()
+    {
+        return CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>(
+            "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, limit + 1)));
+    }
+    /* the bulk queue for item: its peer's (taken from the pool if the peer has none), or the one FIFO */
+    size_t bulk_queue(Ptr<QueueDiscItem> item)
+    {
+        if (!sparse_first) return 1;
+        Ptr<Ipv4QueueDiscItem> ip = DynamicCast<Ipv4QueueDiscItem>(item);
+        uint32_t peer = ip ? ip->GetHeader().GetDestination().Get() : 0;   /* a machine sends only IPv4 */
+        auto it = peer_queue.find(peer);
+        if (it != peer_queue.end()) return it->second;
+        size_t q;
+        if (!spare.empty()) {
+            q = spare.back();
+            spare.pop_back();
+        } else {
+            AddInternalQueue(new_queue());
+            q = GetNInternalQueues() - 1;
+            queue_peer.resize(q + 1);
+        }
+        queue_peer[q] = peer;
+        peer_queue.emplace(peer, q);
+        turn.push_back(q);
+        if (peers_peak) *peers_peak = std::max<uint64_t>(*peers_peak, turn.size());
+        return q;
+    }
+    void release(size_t q)
+    {
+        peer_queue.erase(queue_peer[q]);
+        spare.push_back(q);
+    }
 
     bool DoEnqueue(Ptr<QueueDiscItem> item) override
     {
         uint32_t flow = item->Hash(0);
         auto it = bulk.find(flow);
-        size_t band = small_first && item->GetSize() < SMALL_PACKET && (it == bulk.end() || it->second == 0) ? 0 : 1;
-        if (GetInternalQueue(band)->GetNPackets() >= limit) {
+        bool sparse = sparse_first && item->GetSize() < SMALL_PACKET && (it == bulk.end() || it->second == 0);
+        if (sparse && GetInternalQueue(0)->GetNPackets() >= limit) {
             DropBeforeEnqueue(item, "queue full");
             return false;
         }
+        size_t band = sparse ? 0 : bulk_queue(item);
+        if (GetInternalQueue(band)->GetNPackets() >= limit) {
+            DropBeforeEnqueue(item, "queue full");   /* a full queue is not empty: its peer keeps its turn */
+            return false;
+        }
         if (!GetInternalQueue(band)->Enqueue(item)) return false;
-        if (band == 1) bulk[flow]++;
+        if (band > 0) bulk[flow]++;
         if (small_queue_owner *s = probing_tcp_sender()) {
             owner[PeekPointer(item)] = s;
             s->queued(item->GetSize());
         }
-        if (peak) *peak = std::max<uint64_t>(*peak, GetInternalQueue(0)->GetNPackets() + GetInternalQueue(1)->GetNPackets());
+        if (peak) *peak = std::max<uint64_t>(*peak, GetNPackets());
         return true;
     }
     Ptr<QueueDiscItem> DoDequeue() override
     {
         if (Ptr<QueueDiscItem> item = GetInternalQueue(0)->Dequeue()) return leaving(item);
-        Ptr<QueueDiscItem> item = GetInternalQueue(1)->Dequeue();
+        Ptr<QueueDiscItem> item;
+        if (!sparse_first) {
+            item = GetInternalQueue(1)->Dequeue();
+        } else if (!turn.empty()) {
+            size_t q = turn.front();
+            turn.pop_front();
+            item = GetInternalQueue(q)->Dequeue();
+            if (GetInternalQueue(q)->IsEmpty()) release(q);
+            else turn.push_back(q);
+        }
         if (item) {
             auto it = bulk.find(item->Hash(0));
             if (it != bulk.end() && --it->second == 0) bulk.erase(it);
@@ -151,9 +206,10 @@ class SmallFirstQueueDisc : public QueueDisc {
     }
     bool CheckConfig() override
     {
-        while (GetNInternalQueues() < 2)
-            AddInternalQueue(CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>(
-                "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, limit + 1))));
+        /* the sparse band, and the one FIFO (sparse_first adds a queue a peer as needed) */
+        while (GetNInternalQueues() < 2) AddInternalQueue(new_queue());
+        queue_peer.assign(2, 0);
+        if (sparse_first) spare.assign(1, 1);
         return true;
     }
     void InitializeParams() override {}
@@ -236,8 +292,9 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                 q->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, 2));
                 Ptr<SmallFirstQueueDisc> qd = CreateObject<SmallFirstQueueDisc>();
                 qd->limit = (uint32_t)o.host_queue_packets;
-                qd->small_first = o.host_small_first;
+                qd->sparse_first = o.host_sparse_first;
                 qd->peak = &net.host_queue_peak;
+                qd->peers_peak = &net.host_queue_peers_peak;
                 Ptr<TrafficControlLayer> tcl = net.node[n]->GetObject<TrafficControlLayer>();
                 tcl->SetRootQueueDiscOnDevice(dev, qd);
                 qd->TraceConnectWithoutContext("Drop", MakeBoundCallback(

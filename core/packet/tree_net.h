@@ -24,7 +24,8 @@ struct net_options {
     double latency_s;             /* one-way delay of a link the topology gives none */
     int switch_queue_packets;     /* a switch port's buffer, full-size frames */
     int host_queue_packets;       /* a machine's egress queue (txqueuelen) */
-    bool host_small_first;        /* the machine's queue sends short packets first */
+    bool host_sparse_first;       /* the machine's queue sends a sparse flow's short packets first and its
+                                     bulk round-robin between peer machines; else it is one FIFO */
     bool socket_hash;             /* TCP finds sockets by a hash (probing_tcp_l4), else ns-3's walk */
 };
 
@@ -45,6 +46,7 @@ struct tree_net {
     uint64_t drops_device = 0;                    /* lost by a device (none expected) */
     uint64_t drops_unplaced = 0;                  /* switch drops outside a port's queue (none expected) */
     uint64_t host_queue_peak = 0;                 /* the most packets a machine's egress queue held */
+    uint64_t host_queue_peers_peak = 0;           /* the most peers one machine's queue held bulk for at once */
     std::deque<port_drops> ports;                 /* per switch port (stable addresses) */
     ns3::Ptr<ns3::Node> node_of_machine(int r) const { return node[machine_node[r]]; }
 };
