@@ -92,17 +92,17 @@ class TreeRoutingHelper : public Ipv4RoutingHelper {
  * machine has as many as it has peers backlogged at once.  It tells a socket
  * when its data segments come in and leave, for TCP small queues
  * (probing_tcp.h). */
-class SmallFirstQueueDisc : public QueueDisc {
+class HostQueueDisc : public QueueDisc {
   public:
     static TypeId GetTypeId()
     {
-        static TypeId tid = TypeId("topocoll::SmallFirstQueueDisc")
+        static TypeId tid = TypeId("topocoll::HostQueueDisc")
                                 .SetParent<QueueDisc>()
                                 .SetGroupName("TrafficControl")
-                                .AddConstructor<SmallFirstQueueDisc>();
+                                .AddConstructor<HostQueueDisc>();
         return tid;
     }
-    SmallFirstQueueDisc() : QueueDisc(QueueDiscSizePolicy::NO_LIMITS) {}
+    HostQueueDisc() : QueueDisc(QueueDiscSizePolicy::NO_LIMITS) {}
     uint32_t limit = 1000;
     bool sparse_first = true;
     uint64_t *peak = nullptr;         /* the most packets any machine's queue held */
@@ -290,7 +290,7 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
             if (side == 0 && child_is_machine) {
                 /* the machine's egress: a short device queue under the qdisc that holds the backlog */
                 q->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, 2));
-                Ptr<SmallFirstQueueDisc> qd = CreateObject<SmallFirstQueueDisc>();
+                Ptr<HostQueueDisc> qd = CreateObject<HostQueueDisc>();
                 qd->limit = (uint32_t)o.host_queue_packets;
                 qd->sparse_first = o.host_sparse_first;
                 qd->peak = &net.host_queue_peak;
