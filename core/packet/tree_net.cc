@@ -85,7 +85,7 @@ class TreeRoutingHelper : public Ipv4RoutingHelper {
  * ACK, MPI's zero-byte sync) of a flow with nothing queued goes ahead of the
  * bulk, and the bulk is a FIFO per peer machine, the peers served
  * round-robin a packet at a time (htb's quantum is one frame); each FIFO
- * holds `limit` packets.  With sparse_first off it is one FIFO (the
+ * holds `limit` packets.  With sparse_first off the bulk is one FIFO (the
  * testbed's fifo).  A flow's packets never overtake each other, as in the
  * testbed; its short-first (by length alone) is not modelled.  A peer's FIFO
  * is an internal queue taken from a pool while it holds packets, so a
@@ -111,9 +111,8 @@ class HostQueueDisc : public QueueDisc {
   private:
     std::unordered_map<uint32_t, uint32_t> bulk;   /* flow hash -> its packets in the bulk */
     std::unordered_map<const QueueDiscItem *, small_queue_owner *> owner;   /* a queued data segment's socket */
-    std::unordered_map<uint32_t, size_t> peer_queue;   /* peer address -> its internal queue (1, 2, ...) */
-    std::vector<uint32_t> queue_peer;                  /* internal queue -> the peer it holds */
-    std::deque<size_t> turn;                           /* the backlogged peers' queues, next first */
+    std::unordered_map<uint32_t, size_t> peer_queue;   /* peer address -> its bulk FIFO (internal queue 1, 2, ...) */
+    std::deque<std::pair<size_t, uint32_t>> turn;      /* the backlogged FIFOs and their peers, next first */
     std::vector<size_t> spare;                         /* internal queues free for another peer */
 
     Ptr<QueueDiscItem> leaving(Ptr<QueueDiscItem> item)
@@ -133,12 +132,13 @@ class HostQueueDisc : public QueueDisc {
         return CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>(
             "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, limit + 1)));
     }
-    /* the bulk queue for item: its peer's (taken from the pool if the peer has none), or the one FIFO */
+    /* the bulk FIFO item joins: its peer's under sparse-first, else the one
+     * FIFO (peer 0); taken from the pool when the peer has none */
     size_t bulk_queue(Ptr<QueueDiscItem> item)
     {
-        if (!sparse_first) return 1;
-        Ptr<Ipv4QueueDiscItem> ip = DynamicCast<Ipv4QueueDiscItem>(item);
-        uint32_t peer = ip ? ip->GetHeader().GetDestination().Get() : 0;   /* a machine sends only IPv4 */
+        uint32_t peer = 0;
+        if (Ptr<Ipv4QueueDiscItem> ip = sparse_first ? DynamicCast<Ipv4QueueDiscItem>(item) : nullptr)
+            peer = ip->GetHeader().GetDestination().Get();
         auto it = peer_queue.find(peer);
         if (it != peer_queue.end()) return it->second;
         size_t q;
@@ -148,18 +148,11 @@ class HostQueueDisc : public QueueDisc {
         } else {
             AddInternalQueue(new_queue());
             q = GetNInternalQueues() - 1;
-            queue_peer.resize(q + 1);
         }
-        queue_peer[q] = peer;
         peer_queue.emplace(peer, q);
-        turn.push_back(q);
-        if (peers_peak) *peers_peak = std::max<uint64_t>(*peers_peak, turn.size());
+        turn.emplace_back(q, peer);
+        if (peers_peak && sparse_first) *peers_peak = std::max<uint64_t>(*peers_peak, turn.size());   /* fifo: none */
         return q;
-    }
-    void release(size_t q)
-    {
-        peer_queue.erase(queue_peer[q]);
-        spare.push_back(q);
     }
 
     bool DoEnqueue(Ptr<QueueDiscItem> item) override
@@ -167,13 +160,9 @@ class HostQueueDisc : public QueueDisc {
         uint32_t flow = item->Hash(0);
         auto it = bulk.find(flow);
         bool sparse = sparse_first && item->GetSize() < SMALL_PACKET && (it == bulk.end() || it->second == 0);
-        if (sparse && GetInternalQueue(0)->GetNPackets() >= limit) {
-            DropBeforeEnqueue(item, "queue full");
-            return false;
-        }
         size_t band = sparse ? 0 : bulk_queue(item);
         if (GetInternalQueue(band)->GetNPackets() >= limit) {
-            DropBeforeEnqueue(item, "queue full");   /* a full queue is not empty: its peer keeps its turn */
+            DropBeforeEnqueue(item, "queue full");   /* a full FIFO is not empty: its peer keeps its turn */
             return false;
         }
         if (!GetInternalQueue(band)->Enqueue(item)) return false;
@@ -188,28 +177,25 @@ class HostQueueDisc : public QueueDisc {
     Ptr<QueueDiscItem> DoDequeue() override
     {
         if (Ptr<QueueDiscItem> item = GetInternalQueue(0)->Dequeue()) return leaving(item);
-        Ptr<QueueDiscItem> item;
-        if (!sparse_first) {
-            item = GetInternalQueue(1)->Dequeue();
-        } else if (!turn.empty()) {
-            size_t q = turn.front();
-            turn.pop_front();
-            item = GetInternalQueue(q)->Dequeue();
-            if (GetInternalQueue(q)->IsEmpty()) release(q);
-            else turn.push_back(q);
+        if (turn.empty()) return nullptr;
+        auto [q, peer] = turn.front();
+        turn.pop_front();
+        Ptr<QueueDiscItem> item = GetInternalQueue(q)->Dequeue();
+        if (!GetInternalQueue(q)->IsEmpty()) {
+            turn.emplace_back(q, peer);
+        } else {   /* back to the pool */
+            peer_queue.erase(peer);
+            spare.push_back(q);
         }
         if (item) {
-            auto it = bulk.find(item->Hash(0));
-            if (it != bulk.end() && --it->second == 0) bulk.erase(it);
+            auto b = bulk.find(item->Hash(0));
+            if (b != bulk.end() && --b->second == 0) bulk.erase(b);
         }
         return leaving(item);
     }
     bool CheckConfig() override
     {
-        /* the sparse band, and the one FIFO (sparse_first adds a queue a peer as needed) */
-        while (GetNInternalQueues() < 2) AddInternalQueue(new_queue());
-        queue_peer.assign(2, 0);
-        if (sparse_first) spare.assign(1, 1);
+        if (GetNInternalQueues() == 0) AddInternalQueue(new_queue());   /* the sparse band; bulk FIFOs come as needed */
         return true;
     }
     void InitializeParams() override {}
