@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
 """The packet simulator's validation grid against the emulated cluster (issue 21).
 
-  packet_validation.py record DIR [--runs 3]     testbed: 3 x 4 and 2 x 8 machines, 100- and
-                                                 32-packet ports, 32-256 KB, four algorithms,
-                                                 9 timed calls a run, each run's starts recorded
-  packet_validation.py replay DIR TAG [FLAGS...] simulate every recorded run with its starts
-                                                 (FLAGS go to topocoll-packet, e.g. --linux-cubic on)
-  packet_validation.py compare DIR TAG...        pooled simulated median / pooled testbed median
-                                                 at each point, with a 90 % bootstrap interval
+  packet_validation.py record DIR [--runs 3] [--in-turn]
+        testbed: 3 x 4 and 2 x 8 machines, 100- and 32-packet ports, 32-256 KB,
+        four algorithms, 9 timed calls a run, each run's starts recorded; each
+        (algorithm, size) in a job of its own, or with --in-turn an algorithm's
+        sizes in one job, smallest first (as `topocoll bench` runs them)
+  packet_validation.py replay DIR TAG [FLAGS...]
+        simulate every recorded run with its starts, the way it was recorded
+        (apart, or in turn on the same connections); FLAGS go to topocoll-packet,
+        e.g. --linux-cubic on
+  packet_validation.py compare DIR TAG...
+        pooled simulated median / pooled testbed median at each point, with a
+        90 % bootstrap interval
 
-Run `record` on an idle machine (it takes about 25 minutes); `replay` takes
-about 15 minutes with two jobs (JOBS=n to change) and its results do not
+Run `record` on an idle machine (about 35 minutes; 25 with --in-turn); `replay`
+takes 10-15 minutes with two jobs (JOBS=n to change) and its results do not
 depend on the load.  Reports under docs/results/ quote its output.
 """
 from __future__ import annotations
@@ -31,32 +36,62 @@ BUFFERS = (100, 32)
 ALGORITHMS = ("faraj-yuan", "linear", "pairwise", "native")
 SIZES = (32768, 65536, 131072, 262144)
 REPETITIONS = 9
+#: untimed calls at each size on the testbed: the bench's warm-up, then the
+#: benchmark program's checked call (core/bench/alltoall_bench.c)
+UNTIMED = 2
+#: DIR/ORDER says how the recording ran its sizes ("apart" or "in-turn");
+#: recordings without it (before 2026-11-28) ran them in turn
+ORDER = "order"
 
 
 def topocoll(*args: str, **kw) -> subprocess.CompletedProcess:
     return subprocess.run(["topocoll", *args], check=True, **kw)
 
 
-def record(d: Path, runs: int) -> None:
+def record(d: Path, runs: int, in_turn: bool) -> None:
     d.mkdir(parents=True, exist_ok=True)
+    (d / ORDER).write_text("in-turn\n" if in_turn else "apart\n")
+    parts = d / "parts"
+    parts.mkdir(exist_ok=True)
     for run in range(1, runs + 1):
         for topo, spec in TOPOLOGIES.items():
             for buf in BUFFERS:
                 tag = f"{topo}_{buf}_r{run}"
                 print(f"record {tag}: load {os.getloadavg()[0]:.2f}", flush=True)
-                with open(d / f"out_{tag}.txt", "w") as out:
-                    topocoll("bench", spec, "--backend", "testbed", "--buffer", str(buf),
-                             "--sizes", ",".join(f"{s // 1024}K" for s in SIZES), "--algorithms", ",".join(ALGORITHMS),
-                             "--repetitions", str(REPETITIONS), "--record-starts", str(d / f"st_{tag}.txt"),
-                             "--csv", str(d / f"tb_{tag}.csv"), stdout=out, stderr=subprocess.STDOUT)
+                topocoll("testbed", "up", spec, "--buffer", str(buf), stdout=subprocess.DEVNULL)
+                jobs = [(alg, SIZES) for alg in ALGORITHMS] if in_turn else \
+                    [(alg, (size,)) for alg in ALGORITHMS for size in SIZES]
+                try:
+                    with open(d / f"out_{tag}.txt", "w") as out:
+                        for k, (alg, sizes) in enumerate(jobs):
+                            topocoll("bench", spec, "--backend", "testbed", "--buffer", str(buf),
+                                     "--sizes", ",".join(f"{s // 1024}K" for s in sizes), "--algorithms", alg,
+                                     "--repetitions", str(REPETITIONS), "--record-starts", str(parts / f"st_{tag}_{k}.txt"),
+                                     "--csv", str(parts / f"tb_{tag}_{k}.csv"), stdout=out, stderr=subprocess.STDOUT)
+                finally:
+                    topocoll("testbed", "down", stdout=subprocess.DEVNULL)
+                merge([parts / f"st_{tag}_{k}.txt" for k in range(len(jobs))], d / f"st_{tag}.txt")
+                merge([parts / f"tb_{tag}_{k}.csv" for k in range(len(jobs))], d / f"tb_{tag}.csv")
+
+
+def merge(files: list[Path], into: Path) -> None:
+    """The jobs' files as one: the first one's header line, then every file's body."""
+    lines = []
+    for k, f in enumerate(files):
+        text = f.read_text().splitlines(keepends=True)
+        lines += text if k == 0 else text[1:]
+    into.write_text("".join(lines))
 
 
 def replay(d: Path, tag: str, flags: list[str]) -> None:
     """The simulator's command as `topocoll bench --backend packet --latency 0
     --starts` builds it (its defaults: port buffer, host queue, minimum RTO,
-    rendezvous, nap), and FLAGS after it."""
+    rendezvous, nap), and FLAGS after it: each size after the testbed's
+    untimed calls, in a simulation of its own or, as the recording ran them,
+    an algorithm's sizes in turn in one."""
     from topocoll._core import Topology
     from topocoll.bench.packet import PacketBackend
+    in_turn = not (d / ORDER).exists() or (d / ORDER).read_text().split() == ["in-turn"]
     jobs, backends = [], []
     for starts in sorted(glob.glob(str(d / "st_*_r*.txt"))):
         topo, buf, run = Path(starts).stem.split("_")[1:4]
@@ -64,25 +99,25 @@ def replay(d: Path, tag: str, flags: list[str]) -> None:
         backend = PacketBackend(spec, Topology.synthetic(spec), 1e8, 0.0, buffer=int(buf), starts=starts)
         backends.append(backend)
         for alg in ALGORITHMS:
-            for size in SIZES:
-                jobs.append((f"{topo}|{buf}|{run}|{alg}|{size}",
-                             backend.command(alg, size, REPETITIONS, 1) + flags))
+            for sizes in [list(SIZES)] if in_turn else [[size] for size in SIZES]:
+                jobs.append((f"{topo}|{buf}|{run}|{alg}", backend.command(alg, sizes, REPETITIONS, UNTIMED) + flags))
 
     def go(job):
         proc = subprocess.run(job[1], capture_output=True, text=True)
         if proc.returncode:
             sys.exit(f"packet_validation: {' '.join(job[1])} failed:\n{proc.stderr[-2000:]}")
-        return job[0], json.loads(proc.stdout)
+        return job[0], [json.loads(line) for line in proc.stdout.splitlines()]
 
     out = {}
     with cf.ThreadPoolExecutor(int(os.environ.get("JOBS", "2"))) as ex:
-        for k, (key, rec) in enumerate(ex.map(go, jobs), 1):
-            out[key] = rec
-            if k % 16 == 0:
+        for k, (key, recs) in enumerate(ex.map(go, jobs), 1):
+            for rec in recs:
+                out[f"{key}|{rec['block']}"] = rec
+            if k % 8 == 0:
                 print(f"replay {tag}: {k} of {len(jobs)}", flush=True)
     for backend in backends:
         backend.close()
-    (d / f"sim_{tag}.json").write_text(json.dumps({"flags": flags, "runs": out}))
+    (d / f"sim_{tag}.json").write_text(json.dumps({"flags": flags, "in_turn": in_turn, "runs": out}))
 
 
 def testbed_runs(d: Path) -> dict:
@@ -138,7 +173,9 @@ def main(argv: list[str]) -> None:
         sys.exit(__doc__)
     d = Path(argv[1])
     if argv[0] == "record":
-        record(d, int(argv[3]) if argv[2:3] == ["--runs"] else 3)
+        rest = argv[2:]
+        runs = int(rest[rest.index("--runs") + 1]) if "--runs" in rest else 3
+        record(d, runs, "--in-turn" in rest)
     elif argv[0] == "replay":
         if len(argv) < 3:
             sys.exit(__doc__)

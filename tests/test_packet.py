@@ -165,19 +165,40 @@ def test_bench_backend(tmp_path):
     """`topocoll bench --backend packet`: samples per call, the settings."""
     out = tmp_path / "b.csv"
     proc = subprocess.run([sys.executable, "-m", "topocoll.cli", "bench", "chain:3,3", "--backend", "packet",
-                           "--sizes", "16K", "--algorithms", "faraj-yuan,native", "--repetitions", "2", "--csv",
+                           "--sizes", "16K,24K", "--algorithms", "faraj-yuan,native", "--repetitions", "2", "--csv",
                            str(out), "--quiet", "--buffer", "32"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = list(csv.DictReader(out.open()))
-    assert {r["backend"] for r in rows} == {"packet"} and len(rows) == 4
+    assert {r["backend"] for r in rows} == {"packet"} and len(rows) == 8
     assert {r["algorithm"] for r in rows} == {"faraj-yuan", "native"}
     assert "ns-3" in rows[0]["settings"] and "buffer_packets=32" in rows[0]["settings"]
     assert "rendezvous=put" in rows[0]["settings"]
     # what the simulations saw: a line each with drops, timeouts, the worst port and the wall time
     block = proc.stdout.split("packet simulation")[1].split("\n\n")[0]
     seen = [l.split() for l in block.splitlines()[2:]]
-    assert [(w[0], w[1]) for w in seen] == [("faraj-yuan", "16384"), ("native", "16384")], proc.stdout
+    assert [(w[0], w[1]) for w in seen] == [("faraj-yuan", "16384"), ("faraj-yuan", "24576"), ("native", "16384"),
+                                            ("native", "24576")], proc.stdout
     assert all(w[2].isdigit() and w[3].isdigit() and float(w[-1]) >= 0 for w in seen), seen
+
+
+def test_sizes_run_in_turn_on_the_same_connections(tmp_path):
+    """--block A,B runs A's calls, then B's, in one simulation (as the
+    benchmark program runs its sizes): a JSON line a size, in order, each
+    with every byte checked and its own counters; the first size runs as it
+    does alone, and the connections are made once."""
+    def run(blocks):
+        proc = subprocess.run([SIM, "--topology", str(topo_file(tmp_path, "chain:2,2")), "--rate", "1e8",
+                               "--algorithm", "pairwise", "--block", blocks, "--warmup", "1", "--repetitions", "2",
+                               "--buffer", "8", "--check"], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return [json.loads(line) for line in proc.stdout.splitlines()]
+    both, first, second = run("20000,150000"), run("20000")[0], run("150000")[0]
+    assert [r["block"] for r in both] == [20000, 150000]
+    assert all(r["checked"] and r["bad_bytes"] == 0 for r in both), both
+    assert both[0]["times"] == first["times"] and both[0]["messages"] == first["messages"]
+    # each size counts its own calls: the second's messages are those of a lone run of it
+    assert both[1]["messages"] == second["messages"] and both[1]["wire_bytes"] >= 3 * 12 * 150000
+    assert both[1]["connect_s"] == both[0]["connect_s"] == first["connect_s"]
 
 
 def exchange_ms(tmp_path, *args) -> float:
@@ -303,6 +324,9 @@ def test_simulator_refuses_bad_starts(tmp_path, text, word):
     (["--buffer", "0"], "--buffer"),
     (["--nap", "-1"], "--nap"),
     (["--block", "-5"], "--block"),
+    (["--block", "1000,,2000"], "--block: '1000,,2000' has an empty size"),
+    (["--block", "1000,x"], "--block: 'x' is not a non-negative number"),
+    (["--block", ",".join(["1000"] * 65)], "--block: 65 sizes; at most 64"),
     (["--host-queue", "red"], "--host-queue"),
     (["--loss-probes", "maybe"], "--loss-probes"),
     (["--lost-retransmits", "sometimes"], "--lost-retransmits"),

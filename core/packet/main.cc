@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -41,7 +42,8 @@ namespace {
 struct options {
     std::string topology, plan_topology, algorithm = "faraj-yuan", congestion = "cubic", host_queue = "sparse-first";
     std::string phase_order = "grouped", pace = "auto";
-    long long block = 65536, segment_size = 0, piece_size = 64000, mss = 1448, sndbuf = 0 /* auto */,
+    std::vector<long long> blocks{65536};   /* run in turn on the same connections */
+    long long segment_size = 0, piece_size = 64000, mss = 1448, sndbuf = 0 /* auto */,
               rcvbuf = 4 << 20;
     int warmup = 1, repetitions = 3, buffer = 100, host_queue_packets = 1000, sync_depth = 1, fanout = 0;
     double rate = 0, latency = 0, rto_min = 0.2, delayed_ack = 0.04, pace_lead = -1, nap = 200e-6;
@@ -61,6 +63,8 @@ struct options {
     bool progress = false;
 };
 
+const size_t MAX_BLOCKS = 64;   /* sizes in one run, as the benchmark program takes */
+
 [[noreturn]] void usage_error(const std::string &what)
 {
     fprintf(stderr, "topocoll-packet: error: %s (--help lists the options)\n", what.c_str());
@@ -72,8 +76,10 @@ const char *HELP =
     "Simulate MPI_Alltoall on FILE's switch tree at packet level (ns-3) and print a JSON result.\n"
     "  --plan-topology FILE plan (and pace) on FILE's tree, run on --topology's [--topology]\n"
     "  --algorithm NAME     a registry algorithm or 'native' (Open MPI 4.1's choice) [faraj-yuan]\n"
-    "  --block BYTES        bytes a rank sends each other rank [65536]\n"
-    "  --warmup N           untimed calls first [1]; --repetitions N timed calls [3]\n"
+    "  --block BYTES[,BYTES...]  bytes a rank sends each other rank [65536]; several sizes (at most 64) run\n"
+    "                       in turn on the same connections, as the benchmark program runs them, and print\n"
+    "                       a JSON line each\n"
+    "  --warmup N           untimed calls first, at each size [1]; --repetitions N timed calls [3]\n"
     "  --rate BPS           links the topology gives no rate (bit/s) [the core's default]\n"
     "  --latency S          one-way delay of a link the topology gives none [0]\n"
     "  --buffer N           a switch port's queue, full-size frames [100]\n"
@@ -161,7 +167,18 @@ options parse(int argc, char **argv)
         if (a == "--topology") o.topology = v;
         else if (a == "--plan-topology") o.plan_topology = v;
         else if (a == "--algorithm") o.algorithm = v;
-        else if (a == "--block") o.block = whole(a.c_str(), v, 1, 1LL << 30);
+        else if (a == "--block") {
+            o.blocks.clear();
+            std::string list = v, item;
+            for (size_t at = 0; at <= list.size(); at++)
+                if (at == list.size() || list[at] == ',') {
+                    if (item.empty()) usage_error("--block: '" + list + "' has an empty size");
+                    o.blocks.push_back(whole(a.c_str(), item.c_str(), 1, 1LL << 30));
+                    item.clear();
+                } else item += list[at];
+            if (o.blocks.size() > MAX_BLOCKS)
+                usage_error("--block: " + std::to_string(o.blocks.size()) + " sizes; at most " + std::to_string(MAX_BLOCKS));
+        }
         else if (a == "--warmup") o.warmup = (int)whole(a.c_str(), v, 0, 1000);
         else if (a == "--repetitions") o.repetitions = (int)whole(a.c_str(), v, 1, 1000);
         else if (a == "--rate") o.rate = number(a.c_str(), v);
@@ -281,6 +298,67 @@ double wall_now()
     return tv.tv_sec + tv.tv_usec * 1e-6;
 }
 
+/* One size of the run: its schedule (or the MPI's own choice), its pacing
+ * and its recorded starts. */
+struct size_plan {
+    long long block = 0;
+    tc_schedule *sched = nullptr;
+    int alg = -1, native = 0;
+    const char *native_choice = "";
+    tcx_schedule tables{};
+    bool paced = false;
+    double lead = 0;
+    double *starts = nullptr;   /* --starts: the lines of this algorithm and block, p offsets each */
+    int start_lines = 0;
+};
+
+size_plan plan_size(const options &o, tc_topology *plan_topo, int p, long long block, double default_rate)
+{
+    size_plan pl;
+    pl.block = block;
+    if (!o.starts.empty() &&
+        tc_starts_load(o.starts.c_str(), o.algorithm.c_str(), block, p, &pl.starts, &pl.start_lines) != TC_OK)
+        usage_error(std::string("--starts: ") + tc_error_message());
+    std::string plan = o.algorithm;
+    if (o.algorithm == "native") {
+        pl.native = native_openmpi_choice(p, block, &pl.native_choice);
+        /* its modified Bruck is the IR's bruck, run by the executor */
+        plan = pl.native == OMPI_A2A_BRUCK ? "bruck" : "";
+    }
+    if (!plan.empty()) {
+        pl.alg = tc_algorithm_find(plan.c_str());
+        if (pl.alg < 0) usage_error("unknown algorithm '" + o.algorithm + "' (topocoll algorithms lists them; or native)");
+        int order = -1;
+        for (int k = 0; tc_phase_order_name(k); k++)
+            if (o.phase_order == tc_phase_order_name(k)) order = k;
+        if (order < 0) usage_error("--phase-order: unknown order '" + o.phase_order + "'");
+        tc_plan_options opt{};
+        if (tc_algorithm_params(pl.alg) & TC_PARAM_SEGMENTS)
+            opt.segments = tc_plan_segments(block, o.segment_size > 0 ? o.segment_size : (long long)tc_default("segment_size"), p);
+        opt.fanout = o.fanout;
+        opt.sync_depth = o.sync_depth;
+        opt.phase_order = order;
+        opt.bandwidth = default_rate;
+        if (tc_alltoall_plan_with_options(plan.c_str(), plan_topo, &opt, 1, &pl.sched) != TC_OK)
+            usage_error("planning " + plan + " failed: " + tc_error_message());
+        pl.tables = tcx_tables_of(pl.sched);
+    }
+    pl.paced = pl.alg >= 0 && !pl.native && o.pace != "off" && tc_algorithm_runs_with_syncs(pl.alg);
+    pl.lead = o.pace_lead >= 0 ? o.pace_lead : pl.alg >= 0 ? tc_pace_lead(pl.alg, plan_topo, default_rate) : 0;
+    return pl;
+}
+
+/* The network's and TCP's counters, from zero: after the handshakes, and after
+ * each size when several run. */
+void reset_counts(tree_net &net)
+{
+    net.drops_switch = net.drops_host = net.drops_device = net.drops_unplaced = 0;
+    net.host_queue_peak = net.host_queue_peers_peak = 0;
+    for (auto &pd : net.ports) pd.drops = 0;
+    sim_reset_stats();
+    probing_tcp_reset();
+}
+
 }  // namespace
 
 int main(int argc, char **argv)
@@ -297,11 +375,6 @@ int main(int argc, char **argv)
                         "' has " + std::to_string(tc_topology_machine_slots(topo, r)) +
                         " slots; the packet simulator runs one rank a machine");
     if (p < 2) usage_error("the topology has fewer than 2 machines");
-    double *starts = nullptr;   /* --starts: the core reads the lines of this algorithm and block, p offsets each */
-    int start_lines = 0;
-    if (!o.starts.empty() &&
-        tc_starts_load(o.starts.c_str(), o.algorithm.c_str(), o.block, p, &starts, &start_lines) != TC_OK)
-        usage_error(std::string("--starts: ") + tc_error_message());
     const double default_rate = o.rate > 0 ? o.rate : tc_default("bandwidth");
     tc_topology *plan_topo = topo;
     if (!o.plan_topology.empty()) {
@@ -312,44 +385,22 @@ int main(int argc, char **argv)
                         " machines, --topology " + std::to_string(p));
     }
 
-    /* the schedule */
-    tc_schedule *sched = nullptr;
-    int alg = -1, native = 0;
-    const char *native_choice = "";
-    std::string plan = o.algorithm;
-    if (o.algorithm == "native") {
-        native = native_openmpi_choice(p, o.block, &native_choice);
-        /* its modified Bruck is the IR's bruck, run by the executor */
-        plan = native == OMPI_A2A_BRUCK ? "bruck" : "";
+    /* each size's schedule */
+    std::vector<size_plan> plans;
+    long long largest = 0;
+    for (long long block : o.blocks) {
+        plans.push_back(plan_size(o, plan_topo, p, block, default_rate));
+        largest = std::max(largest, block);
     }
-    if (!plan.empty()) {
-        alg = tc_algorithm_find(plan.c_str());
-        if (alg < 0) usage_error("unknown algorithm '" + o.algorithm + "' (topocoll algorithms lists them; or native)");
-        int order = -1;
-        for (int k = 0; tc_phase_order_name(k); k++)
-            if (o.phase_order == tc_phase_order_name(k)) order = k;
-        if (order < 0) usage_error("--phase-order: unknown order '" + o.phase_order + "'");
-        tc_plan_options opt{};
-        if (tc_algorithm_params(alg) & TC_PARAM_SEGMENTS)
-            opt.segments = tc_plan_segments(o.block, o.segment_size > 0 ? o.segment_size : (long long)tc_default("segment_size"), p);
-        opt.fanout = o.fanout;
-        opt.sync_depth = o.sync_depth;
-        opt.phase_order = order;
-        opt.bandwidth = default_rate;
-        if (tc_alltoall_plan_with_options(plan.c_str(), plan_topo, &opt, 1, &sched) != TC_OK)
-            usage_error("planning " + plan + " failed: " + tc_error_message());
-    }
-    const tcx_schedule tables = sched ? tcx_tables_of(sched) : tcx_schedule{};
-    const bool paced = alg >= 0 && !native && o.pace != "off" && tc_algorithm_runs_with_syncs(alg);
-    const double lead = o.pace_lead >= 0 ? o.pace_lead : alg >= 0 ? tc_pace_lead(alg, plan_topo, default_rate) : 0;
+    const size_t sizes = plans.size();
 
     /* the data: every rank's own buffers when checked, else one pair shared */
-    const double buffer_bytes = 2.0 * p * (double)p * (double)o.block;
+    const double buffer_bytes = 2.0 * p * (double)p * (double)largest;
     const bool check = o.check == 1 || (o.check == -1 && buffer_bytes <= (double)(1LL << 30));
     if (check && buffer_bytes > 8.0 * (1LL << 30))
         usage_error("--check needs " + std::to_string((long long)(buffer_bytes / (1 << 20))) +
                     " MiB of buffers (more than 8 GiB); run without it");
-    const size_t span = (size_t)p * (size_t)o.block;
+    const size_t span = (size_t)p * (size_t)largest;
     std::vector<std::vector<unsigned char>> sbuf(check ? p : 1, std::vector<unsigned char>(span)),
         rbuf(check ? p : 1, std::vector<unsigned char>(span));
 
@@ -370,34 +421,86 @@ int main(int argc, char **argv)
     mo.cpu_slice = o.cpu_slice;
     mo.seed = o.seed;
     sim_world_init(&net, mo);
-    std::vector<char> need((size_t)p * p, sched ? 0 : 1);
-    const tc_op *ops = sched ? tc_schedule_ops(sched) : nullptr;
-    for (int64_t k = 0; sched && k < tc_schedule_num_ops(sched); k++) {
-        int a = ops[k].src < ops[k].dst ? ops[k].src : ops[k].dst, b = ops[k].src ^ ops[k].dst ^ a;
-        if (a != b) need[(size_t)a * p + b] = 1;
-    }
-    for (int64_t k = 0; sched && k < tc_schedule_num_syncs(sched); k++) {
-        const tc_sync &y = tc_schedule_syncs(sched)[k];
-        int a = ops[y.after].src, b = ops[y.before].src;
-        if (a > b) std::swap(a, b);
-        if (a != b) need[(size_t)a * p + b] = 1;
+    /* the connections any size's schedule uses (the MPI's own: every pair) */
+    std::vector<char> need((size_t)p * p, 0);
+    for (const size_plan &pl : plans) {
+        if (!pl.sched) std::fill(need.begin(), need.end(), 1);
+        const tc_op *ops = pl.sched ? tc_schedule_ops(pl.sched) : nullptr;
+        for (int64_t k = 0; pl.sched && k < tc_schedule_num_ops(pl.sched); k++) {
+            int a = ops[k].src < ops[k].dst ? ops[k].src : ops[k].dst, b = ops[k].src ^ ops[k].dst ^ a;
+            if (a != b) need[(size_t)a * p + b] = 1;
+        }
+        for (int64_t k = 0; pl.sched && k < tc_schedule_num_syncs(pl.sched); k++) {
+            const tc_sync &y = tc_schedule_syncs(pl.sched)[k];
+            int a = ops[y.after].src, b = ops[y.before].src;
+            if (a > b) std::swap(a, b);
+            if (a != b) need[(size_t)a * p + b] = 1;
+        }
     }
     double connect_s = sim_connect(need, p);
     const unsigned long long connect_drops = net.drops_switch + net.drops_host + net.drops_device;
-    /* what follows counts the calls only, not the handshakes */
-    net.drops_switch = net.drops_host = net.drops_device = net.drops_unplaced = 0;
-    net.host_queue_peak = net.host_queue_peers_peak = 0;
-    for (auto &pd : net.ports) pd.drops = 0;
-    sim_reset_stats();
-    probing_tcp_reset();
+    reset_counts(net);   /* what follows counts the calls only, not the handshakes */
 
-    /* the ranks */
-    const int calls = o.warmup + o.repetitions;
+    /* the ranks: each size's warm-ups and timed calls, the sizes in turn */
+    const int per = o.warmup + o.repetitions, calls = per * (int)sizes;
     std::vector<std::vector<double>> dt(calls, std::vector<double>(p, 0));
     std::vector<int> done(calls, 0);   /* ranks through each call */
-    long long bad_bytes = 0;
+    std::vector<long long> bad_bytes(sizes, 0);
     std::vector<double> rate_to((size_t)p * p, 0);
+    const bool paced = std::any_of(plans.begin(), plans.end(), [](const size_plan &pl) { return pl.paced; });
     for (int r = 0; paced && r < p; r++) tc_pace_rates(plan_topo, r, default_rate, &rate_to[(size_t)r * p]);
+    const double bound = (double)tc_topology_alltoall_load(topo);
+    double wall_mark = wall0;
+    /* a size's JSON line, once every rank is through its last call; its
+     * counters then start again from zero for the next size */
+    auto report = [&](size_t b) {
+        const size_plan &pl = plans[b];
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        const sim_stats &ss = sim_get_stats();
+        printf("{\"algorithm\": \"%s\", \"machines\": %d, \"block\": %lld, \"schedule\": \"%s\", \"paced\": %s, "
+               "\"pace_lead\": %.6g, \"times\": [",
+               o.algorithm.c_str(), p, pl.block, pl.sched ? tc_schedule_algorithm(pl.sched) : pl.native_choice,
+               pl.paced ? "true" : "false", pl.lead);
+        for (int k = o.warmup; k < per; k++) {
+            const std::vector<double> &t = dt[b * per + k];
+            printf("%s%.9g", k > o.warmup ? ", " : "", *std::max_element(t.begin(), t.end()));
+        }
+        printf("], \"warmup_times\": [");
+        for (int k = 0; k < o.warmup; k++) {
+            const std::vector<double> &t = dt[b * per + k];
+            printf("%s%.9g", k ? ", " : "", *std::max_element(t.begin(), t.end()));
+        }
+        const double now = wall_now();
+        printf("], \"bottleneck_load\": %.0f, \"checked\": %s, \"bad_bytes\": %lld, \"drops_switch\": %llu, "
+               "\"drops_host\": %llu, \"drops_device\": %llu, \"messages\": %llu, \"fragments\": %llu, \"rendezvous\": %llu, "
+               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_floor_timeouts\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
+               "\"max_rss_mib\": %.1f, \"rendezvous_protocol\": \"%s\", \"skew\": %.9g, \"seed\": %llu, \"drops_by_port\": {",
+               bound, check ? "true" : "false", bad_bytes[b], (unsigned long long)net.drops_switch,
+               (unsigned long long)net.drops_host, (unsigned long long)net.drops_device, (unsigned long long)ss.messages, (unsigned long long)ss.fragments,
+               (unsigned long long)ss.rendezvous, (unsigned long long)ss.wire_bytes, (unsigned long long)ss.timeouts, (unsigned long long)ss.recoveries,
+               (unsigned long long)probing_tcp_probes(), (unsigned long long)probing_tcp_lost_retransmits(),
+               (unsigned long long)ss.recovery_timeouts,
+               (unsigned long long)probing_tcp_floor_timeouts(), connect_s, connect_drops, pl.native_choice,
+               now - wall_mark, ru.ru_maxrss / 1024.0, o.rendezvous.c_str(), o.skew, o.seed);
+        /* the switch ports that dropped most, most first */
+        std::vector<const port_drops *> worst;
+        for (const auto &pd : net.ports)
+            if (pd.drops) worst.push_back(&pd);
+        std::sort(worst.begin(), worst.end(), [](const port_drops *a, const port_drops *b) { return a->drops > b->drops; });
+        for (size_t k = 0; k < worst.size() && k < 12; k++)
+            printf("%s\"%s\": %llu", k ? ", " : "", worst[k]->port.c_str(), (unsigned long long)worst[k]->drops);
+        printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu, \"host_queue_peak\": %llu, "
+               "\"host_queue_peers_peak\": %llu, \"small_queues\": %s, \"forward_retransmits\": %s, "
+               "\"timeout_keeps_ssthresh\": %s, \"linux_cubic\": %s, \"host_cores\": %d, \"cpu_slice\": %.6g}\n",
+               worst.size(), (unsigned long long)net.drops_unplaced, (unsigned long long)net.host_queue_peak,
+               (unsigned long long)net.host_queue_peers_peak, o.tcp.small_queues ? "true" : "false",
+               o.tcp.forward_retransmits ? "true" : "false", o.tcp.timeout_keeps_ssthresh ? "true" : "false",
+               o.linux_cubic ? "true" : "false", o.host_cores, o.cpu_slice);
+        fflush(stdout);
+        wall_mark = now;
+        reset_counts(net);
+    };
     if (o.progress) {   /* long runs: where the simulated clock is, every simulated second */
         static double started;
         started = wall0;
@@ -411,111 +514,78 @@ int main(int argc, char **argv)
         Simulator::Schedule(Seconds(1), +[] { tick(); });
     }
     sim_run_ranks([&](int me) {
-        tcx_state st{};
-        if (sched && tcx_state_init(&st, &tables, 0) != MPI_SUCCESS) {
-            fprintf(stderr, "topocoll-packet: executor setup failed\n");
-            exit(3);
-        }
-        st.pace.rate_to = paced ? &rate_to[(size_t)me * p] : nullptr;
-        st.pace.lead = lead;
-        st.pace.lead_share = o.pace_lead >= 0 ? 0 : o.pace_lead_share >= 0 ? o.pace_lead_share / 100 : TC_DEFAULT_PACE_LEAD_SHARE;
-        st.pace.piece_bytes = (int)o.piece_size;
-        st.nap = o.nap > 0 ? sim_sleep : nullptr;   /* none: the executor's blocking waits, woken on completion */
-        st.nap_max = o.nap;
-        unsigned char *s = sbuf[check ? me : 0].data(), *rv = rbuf[check ? me : 0].data();
-        for (int c = 0; c < calls; c++) {
-            if (check) {
-                for (int d = 0; d < p; d++)
-                    for (long long i = 0; i < o.block; i++) s[(size_t)d * o.block + i] = pattern(me, d, i, c);
-                memset(rv, 0xEE, span);
-            }
-            /* this rank leaves it late: with --starts, timed call k as line k
-             * (cycled), the warm-ups as the last lines; else by --skew */
-            const int line = start_lines ? ((c - o.warmup) % start_lines + start_lines) % start_lines : 0;
-            sim_barrier(start_lines ? starts[(size_t)line * p + (size_t)me]
-                        : o.skew > 0 ? o.skew * uniform(o.seed, c, me) : 0);
-            double t0 = SIM_Wtime();
-            if (me == 0 && o.progress && wall_now() - wall0 > 5)   /* long runs only */
-                fprintf(stderr, "topocoll-packet: call %d of %d (%s) starts at %.3f s simulated, %.1f s of wall time\n",
-                        c + 1, calls, c < o.warmup ? "warm-up" : "timed", t0, wall_now() - wall0);
-            if (me == 0 && o.give_up > 0) {   /* a call too slow to matter: stop, say how far it got */
-                static std::function<void(int)> give_up;
-                give_up = [&, p](int call) {
-                    if (done[call] == p) return;
-                    printf("{\"algorithm\": \"%s\", \"machines\": %d, \"block\": %lld, \"times\": [], "
-                           "\"gave_up\": {\"call\": %d, \"after_s\": %.6g, \"ranks_done\": %d}, \"drops_switch\": %llu, "
-                           "\"tcp_timeouts\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"wall_s\": %.3f}\n",
-                           o.algorithm.c_str(), p, o.block, call + 1, o.give_up, done[call],
-                           (unsigned long long)net.drops_switch, (unsigned long long)sim_get_stats().timeouts,
-                           connect_s, connect_drops, wall_now() - wall0);
-                    fflush(stdout);
-                    _Exit(0);
-                };
-                Simulator::Schedule(Seconds(o.give_up), +[](int call) { give_up(call); }, c);
-            }
-            if (native && !sched) native_openmpi_run(native, me, p, (const char *)s, (char *)rv, o.block);
-            else if (tcx_alltoall(&st, s, (int)o.block, MPI_BYTE, rv, (int)o.block, MPI_BYTE) != MPI_SUCCESS) {
-                fprintf(stderr, "topocoll-packet: the executor failed on rank %d\n", me);
+        for (size_t b = 0; b < sizes; b++) {
+            const size_plan &pl = plans[b];
+            tcx_state st{};
+            if (pl.sched && tcx_state_init(&st, &pl.tables, 0) != MPI_SUCCESS) {
+                fprintf(stderr, "topocoll-packet: executor setup failed\n");
                 exit(3);
             }
-            dt[c][me] = SIM_Wtime() - t0;
-            done[c]++;
-            if (check)
-                for (int from = 0; from < p; from++)
-                    for (long long i = 0; i < o.block; i++)
-                        if (rv[(size_t)from * o.block + i] != pattern(from, me, i, c)) bad_bytes++;
+            st.pace.rate_to = pl.paced ? &rate_to[(size_t)me * p] : nullptr;
+            st.pace.lead = pl.lead;
+            st.pace.lead_share = o.pace_lead >= 0 ? 0 : o.pace_lead_share >= 0 ? o.pace_lead_share / 100 : TC_DEFAULT_PACE_LEAD_SHARE;
+            st.pace.piece_bytes = (int)o.piece_size;
+            st.nap = o.nap > 0 ? sim_sleep : nullptr;   /* none: the executor's blocking waits, woken on completion */
+            st.nap_max = o.nap;
+            unsigned char *s = sbuf[check ? me : 0].data(), *rv = rbuf[check ? me : 0].data();
+            const long long m = pl.block;
+            for (int k = 0; k < per; k++) {   /* k: the call at this size, c: in the run */
+                const int c = (int)b * per + k;
+                if (check) {
+                    for (int d = 0; d < p; d++)
+                        for (long long i = 0; i < m; i++) s[(size_t)d * m + i] = pattern(me, d, i, k);
+                    memset(rv, 0xEE, (size_t)p * m);
+                }
+                /* this rank leaves it late: with --starts, timed call k as line k
+                 * (cycled), the warm-ups as the last lines; else by --skew (the
+                 * same draws at each size) */
+                const int line = pl.start_lines ? ((k - o.warmup) % pl.start_lines + pl.start_lines) % pl.start_lines : 0;
+                sim_barrier(pl.start_lines ? pl.starts[(size_t)line * p + (size_t)me]
+                            : o.skew > 0 ? o.skew * uniform(o.seed, k, me) : 0);
+                double t0 = SIM_Wtime();
+                if (me == 0 && o.progress && wall_now() - wall0 > 5)   /* long runs only */
+                    fprintf(stderr, "topocoll-packet: %lld B: call %d of %d (%s) starts at %.3f s simulated, %.1f s of wall time\n",
+                            m, k + 1, per, k < o.warmup ? "warm-up" : "timed", t0, wall_now() - wall0);
+                if (me == 0 && o.give_up > 0) {   /* a call too slow to matter: stop, say how far it got */
+                    static std::function<void(int)> give_up;
+                    give_up = [&, p, m](int call) {
+                        if (done[call] == p) return;
+                        printf("{\"algorithm\": \"%s\", \"machines\": %d, \"block\": %lld, \"times\": [], "
+                               "\"gave_up\": {\"call\": %d, \"after_s\": %.6g, \"ranks_done\": %d}, \"drops_switch\": %llu, "
+                               "\"tcp_timeouts\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"wall_s\": %.3f}\n",
+                               o.algorithm.c_str(), p, m, call % per + 1, o.give_up, done[call],
+                               (unsigned long long)net.drops_switch, (unsigned long long)sim_get_stats().timeouts,
+                               connect_s, connect_drops, wall_now() - wall_mark);
+                        fflush(stdout);
+                        _Exit(0);
+                    };
+                    Simulator::Schedule(Seconds(o.give_up), +[](int call) { give_up(call); }, c);
+                }
+                if (pl.native && !pl.sched) native_openmpi_run(pl.native, me, p, (const char *)s, (char *)rv, m);
+                else if (tcx_alltoall(&st, s, (int)m, MPI_BYTE, rv, (int)m, MPI_BYTE) != MPI_SUCCESS) {
+                    fprintf(stderr, "topocoll-packet: the executor failed on rank %d\n", me);
+                    exit(3);
+                }
+                dt[c][me] = SIM_Wtime() - t0;
+                if (check)
+                    for (int from = 0; from < p; from++)
+                        for (long long i = 0; i < m; i++)
+                            if (rv[(size_t)from * m + i] != pattern(from, me, i, k)) bad_bytes[b]++;
+                if (++done[c] == p && k == per - 1 && b + 1 < sizes) report(b);   /* the last size: below */
+            }
+            if (pl.sched) tcx_state_free(&st);
         }
-        if (sched) tcx_state_free(&st);
     }, 256 * 1024);
+    report(sizes - 1);   /* after the simulation: its last ACKs and timers counted */
 
-    /* the result */
-    const double bound = (double)tc_topology_alltoall_load(topo);
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    const sim_stats &ss = sim_get_stats();
-    printf("{\"algorithm\": \"%s\", \"machines\": %d, \"block\": %lld, \"schedule\": \"%s\", \"paced\": %s, "
-           "\"pace_lead\": %.6g, \"times\": [",
-           o.algorithm.c_str(), p, o.block, sched ? tc_schedule_algorithm(sched) : native_choice, paced ? "true" : "false", lead);
-    for (int c = o.warmup; c < calls; c++) {
-        double worst = 0;
-        for (int r = 0; r < p; r++) worst = dt[c][r] > worst ? dt[c][r] : worst;
-        printf("%s%.9g", c > o.warmup ? ", " : "", worst);
-    }
-    printf("], \"warmup_times\": [");
-    for (int c = 0; c < o.warmup; c++) {
-        double worst = 0;
-        for (int r = 0; r < p; r++) worst = dt[c][r] > worst ? dt[c][r] : worst;
-        printf("%s%.9g", c ? ", " : "", worst);
-    }
-    printf("], \"bottleneck_load\": %.0f, \"checked\": %s, \"bad_bytes\": %lld, \"drops_switch\": %llu, "
-           "\"drops_host\": %llu, \"drops_device\": %llu, \"messages\": %llu, \"fragments\": %llu, \"rendezvous\": %llu, "
-           "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_floor_timeouts\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
-           "\"max_rss_mib\": %.1f, \"rendezvous_protocol\": \"%s\", \"skew\": %.9g, \"seed\": %llu, \"drops_by_port\": {",
-           bound, check ? "true" : "false", bad_bytes, (unsigned long long)net.drops_switch,
-           (unsigned long long)net.drops_host, (unsigned long long)net.drops_device, (unsigned long long)ss.messages, (unsigned long long)ss.fragments,
-           (unsigned long long)ss.rendezvous, (unsigned long long)ss.wire_bytes, (unsigned long long)ss.timeouts, (unsigned long long)ss.recoveries,
-           (unsigned long long)probing_tcp_probes(), (unsigned long long)probing_tcp_lost_retransmits(),
-           (unsigned long long)ss.recovery_timeouts,
-           (unsigned long long)probing_tcp_floor_timeouts(), connect_s, connect_drops, native_choice,
-           wall_now() - wall0, ru.ru_maxrss / 1024.0, o.rendezvous.c_str(), o.skew, o.seed);
-    /* the switch ports that dropped most, most first */
-    std::vector<const port_drops *> worst;
-    for (const auto &pd : net.ports)
-        if (pd.drops) worst.push_back(&pd);
-    std::sort(worst.begin(), worst.end(), [](const port_drops *a, const port_drops *b) { return a->drops > b->drops; });
-    for (size_t k = 0; k < worst.size() && k < 12; k++)
-        printf("%s\"%s\": %llu", k ? ", " : "", worst[k]->port.c_str(), (unsigned long long)worst[k]->drops);
-    printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu, \"host_queue_peak\": %llu, "
-           "\"host_queue_peers_peak\": %llu, \"small_queues\": %s, \"forward_retransmits\": %s, "
-           "\"timeout_keeps_ssthresh\": %s, \"linux_cubic\": %s, \"host_cores\": %d, \"cpu_slice\": %.6g}\n",
-           worst.size(), (unsigned long long)net.drops_unplaced, (unsigned long long)net.host_queue_peak,
-           (unsigned long long)net.host_queue_peers_peak, o.tcp.small_queues ? "true" : "false",
-           o.tcp.forward_retransmits ? "true" : "false", o.tcp.timeout_keeps_ssthresh ? "true" : "false",
-           o.linux_cubic ? "true" : "false", o.host_cores, o.cpu_slice);
     Simulator::Destroy();
-    free(starts);
-    if (sched) tc_schedule_destroy(sched);
+    long long bad = 0;
+    for (size_t b = 0; b < sizes; b++) {
+        bad += bad_bytes[b];
+        free(plans[b].starts);
+        if (plans[b].sched) tc_schedule_destroy(plans[b].sched);
+    }
     if (plan_topo != topo) tc_topology_destroy(plan_topo);
     tc_topology_destroy(topo);
-    return bad_bytes ? 1 : 0;
+    return bad ? 1 : 0;
 }

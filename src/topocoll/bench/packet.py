@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from .._core import (PARAM_FANOUT, PARAM_SEGMENTS, Topology, TopocollError, format_time, library_path, parameters,
@@ -36,6 +38,8 @@ ENV_OPTIONS = {"TOPOCOLL_PACE": "--pace", "TOPOCOLL_PACE_LEAD": "--pace-lead", "
                parameters()[PARAM_SEGMENTS][1]: "--segment-size", parameters()[PARAM_FANOUT][1]: "--fanout",
                "TOPOCOLL_SYNC_DEPTH": "--sync-depth", "TOPOCOLL_PACE_LEAD_SHARE": "--pace-lead-share"}
 TIME_OPTIONS = {"--pace-lead", "--nap"}
+#: the simulator's --progress lines on stderr (the rest there is an error's text)
+PROGRESS = re.compile(r"topocoll-packet: (\d+ B: call|at )")
 
 
 def program() -> Path:
@@ -124,9 +128,11 @@ class PacketBackend:
                 raise TopocollError("invalid argument", f"{var} has no meaning in the packet simulator")
         return args
 
-    def command(self, algorithm: str, size: int, repetitions: int, warmup: int) -> list[str]:
+    def command(self, algorithm: str, sizes: list[int], repetitions: int, warmup: int) -> list[str]:
+        """One simulation of ``sizes`` in turn on the same connections, as
+        the benchmark program runs them on the testbed."""
         cmd = [str(self.program), "--topology", str(self.topology_file), "--algorithm", algorithm,
-               "--block", str(size), "--warmup", str(warmup), "--repetitions", str(repetitions),
+               "--block", ",".join(map(str, sizes)), "--warmup", str(warmup), "--repetitions", str(repetitions),
                "--rate", f"{self.bandwidth:.0f}", "--latency", f"{self.latency:.9g}", "--buffer", str(self.buffer),
                "--host-queue", self.host_queue, "--rto-min", f"{self.rto_min:.9g}", "--rendezvous", self.rendezvous]
         if self.skew:
@@ -138,41 +144,58 @@ class PacketBackend:
         return cmd + self.options()
 
     def run(self, algorithm: str, sizes: list[int], repetitions: int, warmup: int, on_size=None) -> list[Sample]:
+        """Each size in a simulation of its own, on new connections: what one
+        size's calls leave in TCP for the next is not what Linux leaves
+        (docs/packet.md), so a size runs as it does first in its job."""
         if algorithm.startswith("native:") or algorithm.startswith("auto"):
             raise TopocollError("invalid argument", f"{algorithm}: the packet simulator runs the registry's "
                                                     "algorithms and native (Open MPI's fixed rules)")
-        samples = []
-        for size in sizes:
-            proc = subprocess.Popen(self.command(algorithm, size, repetitions, warmup) + ["--progress"],
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            errors = []
-            for line in proc.stderr:   # each call's start: progress on long runs
-                if line.startswith(("topocoll-packet: call", "topocoll-packet: at ")) and not self.quiet:
-                    print(f"  {algorithm} {size} B: {line.split(': ', 1)[1].rstrip()}", file=sys.stderr)
-                else:
+        return [sample for size in sizes for sample in self.simulate(algorithm, [size], repetitions, warmup, on_size)]
+
+    def simulate(self, algorithm: str, sizes: list[int], repetitions: int, warmup: int, on_size=None) -> list[Sample]:
+        """One simulation of ``sizes`` in turn: their samples, and their
+        records in ``self.runs``."""
+        proc = subprocess.Popen(self.command(algorithm, sizes, repetitions, warmup) + ["--progress"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        errors: list[str] = []
+
+        def progress() -> None:   # each call's start: progress on long runs
+            for line in proc.stderr:
+                if PROGRESS.match(line) and not self.quiet:
+                    print(f"  {algorithm} {line.split(': ', 1)[1].rstrip()}", file=sys.stderr)
+                elif not PROGRESS.match(line):
                     errors.append(line)
-            out = proc.stdout.read()
-            proc.wait()
-            if proc.returncode not in (0, 1) or not out.strip():
-                raise TopocollError("i/o error", f"the packet simulator failed on {algorithm} at {size} bytes "
-                                                 f"(exit {proc.returncode}): {''.join(errors).strip()[-2000:]}")
-            rec = json.loads(out)
+
+        reader = threading.Thread(target=progress, daemon=True)
+        reader.start()
+        samples, done, wrong = [], 0, None
+        for line in proc.stdout:   # a JSON line a size, as each finishes
+            rec = json.loads(line)
+            done += 1
             if rec["bad_bytes"]:
-                raise TopocollError("verification failed", f"{algorithm} at {size} bytes: {rec['bad_bytes']} bytes "
-                                                           "arrived wrong in the packet simulation")
+                wrong = wrong or rec
+                continue
             self.runs.append(rec)
-            samples += [Sample(algorithm, size, k, t) for k, t in enumerate(rec["times"])]
+            samples += [Sample(algorithm, rec["block"], k, t) for k, t in enumerate(rec["times"])]
             if on_size:
-                on_size(size)
+                on_size(rec["block"])
+        proc.wait()
+        reader.join()
+        if wrong:
+            raise TopocollError("verification failed", f"{algorithm} at {wrong['block']} bytes: {wrong['bad_bytes']} "
+                                                       "bytes arrived wrong in the packet simulation")
+        if done < len(sizes) or proc.returncode:
+            raise TopocollError("i/o error", f"the packet simulator failed on {algorithm} at {sizes[min(done, len(sizes) - 1)]} "
+                                             f"bytes (exit {proc.returncode}): {''.join(errors).strip()[-2000:]}")
         return samples
 
     def summary(self) -> str:
-        """What each simulation saw besides the times: drops at switch ports
+        """What each size's calls saw besides the times: drops at switch ports
         (and the port that dropped most), TCP timeouts, simulation wall time."""
         if not self.runs:
             return ""
         lines = ["packet simulation, each (algorithm, size): every call's drops at switch ports, TCP timeouts, "
-                 "wall time of the whole simulation",
+                 "the simulation's wall time",
                  f"  {'algorithm':<20} {'size':>8} {'drops':>9} {'timeouts':>9}  {'port dropping most':<24} {'wall s':>8}"]
         for rec in self.runs:
             ports = rec.get("drops_by_port") or {}
