@@ -170,7 +170,11 @@ class PacketBackend:
         reader.start()
         samples, done, wrong = [], 0, None
         for line in proc.stdout:   # a JSON line a size, as each finishes
-            rec = json.loads(line)
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                errors.append(f"not a JSON line on its output: {line[:200]!r}\n")
+                continue
             done += 1
             if rec["bad_bytes"]:
                 wrong = wrong or rec
