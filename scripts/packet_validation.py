@@ -89,7 +89,7 @@ def replay(d: Path, tag: str, flags: list[str]) -> None:
     rendezvous, nap), and FLAGS after it: each size after the testbed's
     untimed calls, in a simulation of its own or, as the recording ran them,
     an algorithm's sizes in turn in one."""
-    from topocoll._core import Topology
+    from topocoll._core import Topology, TopocollError
     from topocoll.bench.packet import PacketBackend
     in_turn = not (d / ORDER).exists() or (d / ORDER).read_text().split() == ["in-turn"]
     jobs, backends = [], []
@@ -97,16 +97,18 @@ def replay(d: Path, tag: str, flags: list[str]) -> None:
         topo, buf, run = Path(starts).stem.split("_")[1:4]
         spec = TOPOLOGIES[topo]
         backend = PacketBackend(spec, Topology.synthetic(spec), 1e8, 0.0, buffer=int(buf), starts=starts)
+        backend.quiet = True
         backends.append(backend)
         for alg in ALGORITHMS:
             for sizes in [list(SIZES)] if in_turn else [[size] for size in SIZES]:
-                jobs.append((f"{topo}|{buf}|{run}|{alg}", backend.command(alg, sizes, REPETITIONS, UNTIMED) + flags))
+                jobs.append((f"{topo}|{buf}|{run}|{alg}", backend, alg, sizes))
 
     def go(job):
-        proc = subprocess.run(job[1], capture_output=True, text=True)
-        if proc.returncode:
-            sys.exit(f"packet_validation: {' '.join(job[1])} failed:\n{proc.stderr[-2000:]}")
-        return job[0], [json.loads(line) for line in proc.stdout.splitlines()]
+        key, backend, alg, sizes = job
+        try:
+            return key, backend.simulate(alg, sizes, REPETITIONS, UNTIMED, extra=flags)
+        except TopocollError as e:
+            sys.exit(f"packet_validation: {key} {sizes}: {e}")
 
     out = {}
     with cf.ThreadPoolExecutor(int(os.environ.get("JOBS", "2"))) as ex:

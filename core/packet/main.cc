@@ -424,13 +424,16 @@ int main(int argc, char **argv)
     /* the connections any size's schedule uses (the MPI's own: every pair) */
     std::vector<char> need((size_t)p * p, 0);
     for (const size_plan &pl : plans) {
-        if (!pl.sched) std::fill(need.begin(), need.end(), 1);
-        const tc_op *ops = pl.sched ? tc_schedule_ops(pl.sched) : nullptr;
-        for (int64_t k = 0; pl.sched && k < tc_schedule_num_ops(pl.sched); k++) {
+        if (!pl.sched) {
+            std::fill(need.begin(), need.end(), 1);
+            continue;
+        }
+        const tc_op *ops = tc_schedule_ops(pl.sched);
+        for (int64_t k = 0; k < tc_schedule_num_ops(pl.sched); k++) {
             int a = ops[k].src < ops[k].dst ? ops[k].src : ops[k].dst, b = ops[k].src ^ ops[k].dst ^ a;
             if (a != b) need[(size_t)a * p + b] = 1;
         }
-        for (int64_t k = 0; pl.sched && k < tc_schedule_num_syncs(pl.sched); k++) {
+        for (int64_t k = 0; k < tc_schedule_num_syncs(pl.sched); k++) {
             const tc_sync &y = tc_schedule_syncs(pl.sched)[k];
             int a = ops[y.after].src, b = ops[y.before].src;
             if (a > b) std::swap(a, b);

@@ -150,25 +150,29 @@ class PacketBackend:
         if algorithm.startswith("native:") or algorithm.startswith("auto"):
             raise TopocollError("invalid argument", f"{algorithm}: the packet simulator runs the registry's "
                                                     "algorithms and native (Open MPI's fixed rules)")
-        return [sample for size in sizes for sample in self.simulate(algorithm, [size], repetitions, warmup, on_size)]
+        return [Sample(algorithm, rec["block"], k, t) for size in sizes
+                for rec in self.simulate(algorithm, [size], repetitions, warmup, on_size)
+                for k, t in enumerate(rec["times"])]
 
-    def simulate(self, algorithm: str, sizes: list[int], repetitions: int, warmup: int, on_size=None) -> list[Sample]:
-        """One simulation of ``sizes`` in turn: their samples, and their
-        records in ``self.runs``."""
-        proc = subprocess.Popen(self.command(algorithm, sizes, repetitions, warmup) + ["--progress"],
+    def simulate(self, algorithm: str, sizes: list[int], repetitions: int, warmup: int, on_size=None,
+                 extra: list[str] | None = None) -> list[dict]:
+        """One simulation of ``sizes`` in turn (``extra``: more of the
+        simulator's options): its record of each size, also kept in
+        ``self.runs``."""
+        proc = subprocess.Popen(self.command(algorithm, sizes, repetitions, warmup) + ["--progress"] + (extra or []),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         errors: list[str] = []
 
         def progress() -> None:   # each call's start: progress on long runs
             for line in proc.stderr:
-                if PROGRESS.match(line) and not self.quiet:
-                    print(f"  {algorithm} {line.split(': ', 1)[1].rstrip()}", file=sys.stderr)
-                elif not PROGRESS.match(line):
+                if not PROGRESS.match(line):
                     errors.append(line)
+                elif not self.quiet:
+                    print(f"  {algorithm} {line.split(': ', 1)[1].rstrip()}", file=sys.stderr)
 
         reader = threading.Thread(target=progress, daemon=True)
         reader.start()
-        samples, done, wrong = [], 0, None
+        records, done, wrong = [], 0, None
         for line in proc.stdout:   # a JSON line a size, as each finishes
             try:
                 rec = json.loads(line)
@@ -179,8 +183,7 @@ class PacketBackend:
             if rec["bad_bytes"]:
                 wrong = wrong or rec
                 continue
-            self.runs.append(rec)
-            samples += [Sample(algorithm, rec["block"], k, t) for k, t in enumerate(rec["times"])]
+            records.append(rec)
             if on_size:
                 on_size(rec["block"])
         proc.wait()
@@ -191,7 +194,8 @@ class PacketBackend:
         if done < len(sizes) or proc.returncode:
             raise TopocollError("i/o error", f"the packet simulator failed on {algorithm} at {sizes[min(done, len(sizes) - 1)]} "
                                              f"bytes (exit {proc.returncode}): {''.join(errors).strip()[-2000:]}")
-        return samples
+        self.runs += records
+        return records
 
     def summary(self) -> str:
         """What each size's calls saw besides the times: drops at switch ports
