@@ -9,7 +9,7 @@
   packet_validation.py replay DIR TAG [FLAGS...]
         simulate every recorded run with its starts, the way it was recorded
         (apart, or in turn on the same connections); FLAGS go to topocoll-packet,
-        e.g. --linux-cubic on
+        e.g. --linux-cubic off
   packet_validation.py compare DIR TAG...
         pooled simulated median / pooled testbed median at each point, with a
         90 % bootstrap interval

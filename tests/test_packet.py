@@ -333,6 +333,7 @@ def test_simulator_refuses_bad_starts(tmp_path, text, word):
     (["--small-queues", "some"], "--small-queues: 'some'; valid: on, off"),
     (["--forward-retransmits", "1"], "--forward-retransmits: '1'; valid: on, off"),
     (["--timeout-keeps-ssthresh", "yes"], "--timeout-keeps-ssthresh: 'yes'; valid: on, off"),
+    (["--rack-recovery", "1"], "--rack-recovery: '1'; valid: on, off"),
     (["--linux-cubic", "true"], "--linux-cubic: 'true'; valid: on, off"),
     (["--host-cores", "-1"], "--host-cores"),
     (["--host-cores", "1.5"], "--host-cores"),
@@ -462,6 +463,22 @@ def test_lost_retransmissions_are_found_without_a_timeout(tmp_path):
     assert on["tcp_timeouts"] < off["tcp_timeouts"], (on["tcp_timeouts"], off["tcp_timeouts"])
 
 
+def test_rack_resends_a_lost_tail_at_once(tmp_path):
+    """In a fast recovery, RACK (Linux's, the default) marks every segment
+    sent before one since acknowledged or SACKed lost, so a message's lost
+    tail goes again at once; ns-3 alone (--rack-recovery off) marks only
+    segments below a SACKed one and resends the tail a partial ACK at a
+    time, each held by the receiver's 40 ms delayed ACK, or waits for the
+    timeout.  linear on one switch of 4 machines, 64 KB through 4-frame
+    ports: less time in recoveries, fewer timeouts, faster calls."""
+    on, off = tcp_behaviour_on_and_off(tmp_path, "--rack-recovery", "4", "linear", "--block", "65536",
+                                       "--buffer", "4", "--repetitions", "4")
+    assert on["tcp_rack_lost"] > 0 and off["tcp_rack_lost"] == 0, (on, off)
+    assert off["tcp_recoveries"] > 10 and 2 * on["tcp_recovery_s"] < off["tcp_recovery_s"], (on, off)
+    assert on["tcp_timeouts"] < off["tcp_timeouts"], (on["tcp_timeouts"], off["tcp_timeouts"])
+    assert 2 * sum(on["times"]) < sum(off["times"]), (on["times"], off["times"])
+
+
 def test_send_buffer_grows_with_the_window(tmp_path):
     """--sndbuf auto (the default) grows a socket's send buffer with its
     window as Linux does, so it never holds the window back: a 1 MB exchange
@@ -542,12 +559,12 @@ def test_timeout_in_recovery_keeps_ssthresh(tmp_path):
 
 
 def test_linux_cubic_regrows_windows_as_reno_would(tmp_path):
-    """--linux-cubic on runs cubic as Linux's: after a loss at a window of a
-    few segments it grows the window at least as fast as Reno would (a
-    round trip here is milliseconds), where ns-3's TcpCubic (off, the
-    default) holds it for about a second, so the same exchange through
-    32-packet ports drops far more with it on (about twice, as the
-    testbed's kernel drops twice what ns-3's cubic does).  linear on 3 x 4
+    """--linux-cubic on (the default) runs cubic as Linux's: after a loss at
+    a window of a few segments it grows the window at least as fast as Reno
+    would (a round trip here is milliseconds), where ns-3's TcpCubic (off)
+    holds it for about a second, so the same exchange through 32-packet
+    ports drops far more with it on (about twice, as the testbed's kernel
+    drops twice what ns-3's cubic does).  linear on 3 x 4
     machines, 256 KB."""
     on, off = tcp_behaviour_on_and_off(tmp_path, "--linux-cubic", "chain:4,4,4", "linear", "--buffer", "32")
     assert off["drops_switch"] > 1000, off

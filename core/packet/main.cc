@@ -48,7 +48,7 @@ struct options {
     int warmup = 1, repetitions = 3, buffer = 100, host_queue_packets = 1000, sync_depth = 1, fanout = 0;
     double rate = 0, latency = 0, rto_min = 0.2, delayed_ack = 0.04, pace_lead = -1, nap = 200e-6;
     double pace_lead_share = -1;   /* -1: the core's default where no lead is given */
-    bool linux_cubic = false;      /* cubic's avoidance as Linux's (linux_cubic.h), else ns-3's TcpCubic */
+    bool linux_cubic = true;       /* cubic's avoidance as Linux's (linux_cubic.h), else ns-3's TcpCubic */
     double give_up = 0;        /* simulated seconds a call may take before the run stops (0: no limit) */
     double skew = 0;           /* a rank starts a call up to this long after the barrier's release */
     std::string starts;        /* a file: each call's start of every rank after the barrier's release */
@@ -88,11 +88,14 @@ const char *HELP =
     "  --linux-cubic on|off  cubic as Linux's: the window grows only while it limits sending, and no\n"
     "                       slower than Reno's would (the TCP-friendly region); off: ns-3's TcpCubic, which\n"
     "                       grows an idle connection's window and after a loss at a small window holds it\n"
-    "                       for about a second (docs/packet.md says why off is the default) [off]\n"
+    "                       for about a second [on]\n"
     "  --rto-min S          TCP's minimum RTO [0.2]; --delayed-ack S [0.04]\n"
     "  --loss-probes on|off Linux's tail loss probe and SACK loss detection (ns-3 has neither) [on]\n"
     "  --lost-retransmits on|off  a retransmission is lost once data sent after it is acknowledged,\n"
     "                       as Linux's RACK finds (ns-3 waits for the timeout) [on]\n"
+    "  --rack-recovery on|off  in a fast recovery, a segment is lost once one sent after it is acknowledged\n"
+    "                       or SACKed (Linux's RACK), so a lost tail goes again at once; off: ns-3's, only\n"
+    "                       segments below a SACKed one, the rest a partial ACK at a time [on]\n"
     "  --small-queues on|off  Linux's TCP small queues: a connection keeps no more than about 1 ms of\n"
     "                       its rate (at least 2 segments) in its machine's queue, the rest of its window\n"
     "                       waiting in the socket; off: the whole window goes to the queue (ns-3's) [on]\n"
@@ -201,6 +204,7 @@ options parse(int argc, char **argv)
         }
         else if (a == "--loss-probes") o.tcp.probes = on_off(a.c_str(), v);
         else if (a == "--lost-retransmits") o.tcp.lost_retransmits = on_off(a.c_str(), v);
+        else if (a == "--rack-recovery") o.tcp.rack_recovery = on_off(a.c_str(), v);
         else if (a == "--small-queues") o.tcp.small_queues = on_off(a.c_str(), v);
         else if (a == "--forward-retransmits") o.tcp.forward_retransmits = on_off(a.c_str(), v);
         else if (a == "--timeout-keeps-ssthresh") o.tcp.timeout_keeps_ssthresh = on_off(a.c_str(), v);
@@ -477,13 +481,14 @@ int main(int argc, char **argv)
         const double now = wall_now();
         printf("], \"bottleneck_load\": %.0f, \"checked\": %s, \"bad_bytes\": %lld, \"drops_switch\": %llu, "
                "\"drops_host\": %llu, \"drops_device\": %llu, \"messages\": %llu, \"fragments\": %llu, \"rendezvous\": %llu, "
-               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_floor_timeouts\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
+               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
                "\"max_rss_mib\": %.1f, \"rendezvous_protocol\": \"%s\", \"skew\": %.9g, \"seed\": %llu, \"drops_by_port\": {",
                bound, check ? "true" : "false", bad_bytes[b], (unsigned long long)net.drops_switch,
                (unsigned long long)net.drops_host, (unsigned long long)net.drops_device, (unsigned long long)ss.messages, (unsigned long long)ss.fragments,
                (unsigned long long)ss.rendezvous, (unsigned long long)ss.wire_bytes, (unsigned long long)ss.timeouts, (unsigned long long)ss.recoveries,
                (unsigned long long)probing_tcp_probes(), (unsigned long long)probing_tcp_lost_retransmits(),
-               (unsigned long long)ss.recovery_timeouts,
+               (unsigned long long)probing_tcp_rack_lost(),
+               (unsigned long long)ss.recovery_timeouts, ss.recovery_s,
                (unsigned long long)probing_tcp_floor_timeouts(), connect_s, connect_drops, pl.native_choice,
                now - wall_mark, ru.ru_maxrss / 1024.0, o.rendezvous.c_str(), o.skew, o.seed);
         /* the switch ports that dropped most, most first */
@@ -495,11 +500,11 @@ int main(int argc, char **argv)
             printf("%s\"%s\": %llu", k ? ", " : "", worst[k]->port.c_str(), (unsigned long long)worst[k]->drops);
         printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu, \"host_queue_peak\": %llu, "
                "\"host_queue_peers_peak\": %llu, \"small_queues\": %s, \"forward_retransmits\": %s, "
-               "\"timeout_keeps_ssthresh\": %s, \"linux_cubic\": %s, \"host_cores\": %d, \"cpu_slice\": %.6g}\n",
+               "\"timeout_keeps_ssthresh\": %s, \"rack_recovery\": %s, \"linux_cubic\": %s, \"host_cores\": %d, \"cpu_slice\": %.6g}\n",
                worst.size(), (unsigned long long)net.drops_unplaced, (unsigned long long)net.host_queue_peak,
                (unsigned long long)net.host_queue_peers_peak, o.tcp.small_queues ? "true" : "false",
                o.tcp.forward_retransmits ? "true" : "false", o.tcp.timeout_keeps_ssthresh ? "true" : "false",
-               o.linux_cubic ? "true" : "false", o.host_cores, o.cpu_slice);
+               o.tcp.rack_recovery ? "true" : "false", o.linux_cubic ? "true" : "false", o.host_cores, o.cpu_slice);
         fflush(stdout);
         wall_mark = now;
         reset_counts(net);

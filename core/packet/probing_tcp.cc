@@ -24,6 +24,14 @@
  * (the emulated cluster's counters and the simulator's:
  * docs/results/2026-11-26-packet-validation.md).
  *
+ * The same rule for first transmissions (rack_recovery): during a fast
+ * recovery ns-3 marks a segment lost only below a SACKed one, so a
+ * message's lost tail, with nothing sent after it, came back a segment a
+ * partial ACK, each such ACK held by the receiver's 40 ms delayed ACK.
+ * RACK marks the whole tail lost once a retransmission sent after it is
+ * delivered, and it goes again at once
+ * (docs/results/2026-11-28-packet-rack-recovery.md).
+ *
  * TCP small queues (small_queues): probing_tcp.h.  The socket counts the
  * bytes of its segments in its machine's queue (the queue tells it); its
  * AvailableWindow is none while they are over the limit, and the queue's
@@ -40,7 +48,7 @@ using namespace ns3;
 
 namespace {
 
-uint64_t g_probes = 0, g_lost_retransmits = 0, g_floor_timeouts = 0;
+uint64_t g_probes = 0, g_lost_retransmits = 0, g_rack_lost = 0, g_floor_timeouts = 0;
 small_queue_owner *g_sender = nullptr;   /* the socket whose data segment is on its way down the stack */
 
 /* g_sender for the scope of one data segment's send (ns-3 queues it synchronously) */
@@ -68,7 +76,8 @@ template struct Grant<ItemLost, &TcpTxItem::m_lost>;
 
 const std::list<TcpTxItem *> &sent_list(TcpTxBuffer &b) { return b.*member(SentList()); }
 
-/* A retransmitted segment lost again: NextSeg's rule 1 sends it once more. */
+/* A segment RACK finds lost (a retransmission again, or a first transmission):
+ * NextSeg's rule 1 sends it once more. */
 void mark_lost(TcpTxBuffer &b, TcpTxItem *item)
 {
     const uint32_t size = item->GetPacket()->GetSize();
@@ -191,9 +200,10 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     }
     void ReceivedAck(Ptr<Packet> p, const TcpHeader &h) override
     {
-        if (opt.lost_retransmits) note_acknowledged(h.GetAckNumber());
+        const bool rack = opt.lost_retransmits || opt.rack_recovery;
+        if (rack) note_acknowledged(h.GetAckNumber());
         TcpSocketBase::ReceivedAck(p, h);
-        if (opt.lost_retransmits) find_lost_retransmissions();
+        if (rack) find_lost();
         if (opt.sndbuf_auto) grow_sndbuf();
         arm();
     }
@@ -314,21 +324,29 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         }
     }
 
-    void find_lost_retransmissions()
+    /* RACK while the connection recovers: an unSACKed segment last sent
+     * before one since delivered is lost; a retransmission (lost_retransmits)
+     * in a fast recovery or after a timeout, a first transmission
+     * (rack_recovery) in a fast recovery (after a timeout all are). */
+    void find_lost()
     {
         const auto state = m_tcb->m_congState.Get();
         if (state != TcpSocketState::CA_RECOVERY && state != TcpSocketState::CA_LOSS) return;
         const std::list<TcpTxItem *> &sent = sent_list(*m_txBuffer);
         for (TcpTxItem *item : sent)
             if (item->IsSacked()) delivered_sent = std::max(delivered_sent, item->GetLastSent());
-        uint64_t found = 0;
-        for (TcpTxItem *item : sent)
-            if (item->m_retrans && !item->IsSacked() && item->GetLastSent() < delivered_sent) {
+        uint64_t again = 0, first = 0;
+        const bool firsts = opt.rack_recovery && state == TcpSocketState::CA_RECOVERY;
+        for (TcpTxItem *item : sent) {
+            if (item->IsSacked() || item->GetLastSent() >= delivered_sent) continue;
+            if (item->m_retrans ? opt.lost_retransmits : firsts && !(item->*member(ItemLost()))) {
+                (item->m_retrans ? again : first)++;
                 mark_lost(*m_txBuffer, item);
-                found++;
             }
-        if (!found) return;
-        g_lost_retransmits += found;
+        }
+        if (!again && !first) return;
+        g_lost_retransmits += again;
+        g_rack_lost += first;
         SendPendingData(true);   /* as Linux does: they go again within the window (RFC 6675's NextSeg, rule 1) */
     }
 
@@ -463,5 +481,6 @@ const char *probing_tcp_l4(bool hash) { return hash ? "topocoll::FastTcpL4" : "n
 
 uint64_t probing_tcp_probes() { return g_probes; }
 uint64_t probing_tcp_lost_retransmits() { return g_lost_retransmits; }
+uint64_t probing_tcp_rack_lost() { return g_rack_lost; }
 uint64_t probing_tcp_floor_timeouts() { return g_floor_timeouts; }
-void probing_tcp_reset() { g_probes = g_lost_retransmits = g_floor_timeouts = 0; }
+void probing_tcp_reset() { g_probes = g_lost_retransmits = g_rack_lost = g_floor_timeouts = 0; }

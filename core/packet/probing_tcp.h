@@ -13,6 +13,7 @@
 struct probing_tcp_options {
     bool probes = true;             /* tail loss probes */
     bool lost_retransmits = true;   /* RACK finds a lost retransmission */
+    bool rack_recovery = true;      /* and, in a fast recovery, a lost first transmission (probing_tcp.cc) */
     bool sndbuf_auto = true;        /* the send buffer grows with the window */
     bool small_queues = true;       /* TCP small queues: below */
     /* RFC 6675's NextSeg rule 3, which ns-3 follows: in a fast recovery with
@@ -72,6 +73,7 @@ uint32_t probing_tcp_sndbuf(uint64_t segments, uint32_t mss);
 const char *probing_tcp_l4(bool hash);
 uint64_t probing_tcp_probes();   /* probes sent, all sockets, since the last reset */
 uint64_t probing_tcp_lost_retransmits();   /* lost retransmissions found and sent again, likewise */
+uint64_t probing_tcp_rack_lost();   /* first transmissions RACK found lost in a fast recovery, likewise */
 uint64_t probing_tcp_floor_timeouts();   /* timeouts after which the slow-start threshold is at its floor, 2 segments */
 void probing_tcp_reset();
 

@@ -83,6 +83,7 @@ struct stream {
     size_t wpos = 0;                  /* first fragment not wholly written */
     long long wbytes = 0, rbytes = 0; /* of q[wpos] written, of q[0] read */
     bool up = false, pumping = false;
+    double recovering_since = -1;     /* its sender's fast recovery began then (none: -1) */
 };
 
 struct rank_state {
@@ -510,21 +511,27 @@ void cpu_leave(int r)
 }
 
 /* Both sockets of machines a and b: a's writes stream a->b and reads b->a. */
-void on_cong_state(const TcpSocketState::TcpCongState_t was, const TcpSocketState::TcpCongState_t now)
+void on_cong_state(stream *s, const TcpSocketState::TcpCongState_t was, const TcpSocketState::TcpCongState_t now)
 {
     if (now == TcpSocketState::CA_LOSS) g_stats.timeouts++;
     if (now == TcpSocketState::CA_LOSS && was == TcpSocketState::CA_RECOVERY) g_stats.recovery_timeouts++;
-    if (now == TcpSocketState::CA_RECOVERY) g_stats.recoveries++;
+    if (now == TcpSocketState::CA_RECOVERY) {
+        g_stats.recoveries++;
+        s->recovering_since = Simulator::Now().GetSeconds();
+    } else if (was == TcpSocketState::CA_RECOVERY && s->recovering_since >= 0) {
+        g_stats.recovery_s += Simulator::Now().GetSeconds() - s->recovering_since;
+        s->recovering_since = -1;
+    }
 }
 
 void attach(int a, int b, Ptr<Socket> sock)
 {
-    sock->TraceConnectWithoutContext("CongState", MakeCallback(&on_cong_state));
+    stream &out = stream_of(a, b), &in = stream_of(b, a);
+    sock->TraceConnectWithoutContext("CongState", MakeBoundCallback(&on_cong_state, &out));
     sock->SetCloseCallbacks(MakeCallback(+[](Ptr<Socket>) { fatal("a TCP connection was closed"); }),
                             MakeCallback(+[](Ptr<Socket>) {
                                 fatal("a TCP connection gave up (15 retransmissions of a segment unanswered)");
                             }));
-    stream &out = stream_of(a, b), &in = stream_of(b, a);
     out.wsock = sock;
     out.up = true;
     sock->SetRecvCallback(MakeBoundCallback(&on_recv, &in));

@@ -54,6 +54,7 @@ struct sim_stats {
     uint64_t messages = 0, fragments = 0, rendezvous = 0, wire_bytes = 0;
     uint64_t timeouts = 0, recoveries = 0;   /* TCP: retransmission timeouts, fast recoveries */
     uint64_t recovery_timeouts = 0;          /* timeouts that ended a fast recovery (Linux: TCPSackRecoveryFail) */
+    double recovery_s = 0;                   /* simulated seconds connections spent in fast recoveries that ended */
 };
 
 /* The simulated world: a rank on each machine of net (rank r on machine r). */
