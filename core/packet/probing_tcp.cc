@@ -339,10 +339,10 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         const bool firsts = opt.rack_recovery && state == TcpSocketState::CA_RECOVERY;
         for (TcpTxItem *item : sent) {
             if (item->IsSacked() || item->GetLastSent() >= delivered_sent) continue;
-            if (item->m_retrans ? opt.lost_retransmits : firsts && !(item->*member(ItemLost()))) {
-                (item->m_retrans ? again : first)++;
-                mark_lost(*m_txBuffer, item);
-            }
+            if (item->m_retrans && opt.lost_retransmits) again++;
+            else if (!item->m_retrans && firsts && !(item->*member(ItemLost()))) first++;
+            else continue;
+            mark_lost(*m_txBuffer, item);
         }
         if (!again && !first) return;
         g_lost_retransmits += again;
