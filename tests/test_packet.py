@@ -334,6 +334,7 @@ def test_simulator_refuses_bad_starts(tmp_path, text, word):
     (["--forward-retransmits", "1"], "--forward-retransmits: '1'; valid: on, off"),
     (["--timeout-keeps-ssthresh", "yes"], "--timeout-keeps-ssthresh: 'yes'; valid: on, off"),
     (["--rack-recovery", "1"], "--rack-recovery: '1'; valid: on, off"),
+    (["--count-delivered", "yes"], "--count-delivered: 'yes'; valid: on, off"),
     (["--linux-cubic", "true"], "--linux-cubic: 'true'; valid: on, off"),
     (["--host-cores", "-1"], "--host-cores"),
     (["--host-cores", "1.5"], "--host-cores"),
@@ -470,13 +471,30 @@ def test_rack_resends_a_lost_tail_at_once(tmp_path):
     segments below a SACKed one and resends the tail a partial ACK at a
     time, each held by the receiver's 40 ms delayed ACK, or waits for the
     timeout.  linear on one switch of 4 machines, 64 KB through 4-frame
-    ports: less time in recoveries, fewer timeouts, faster calls."""
+    ports: less time in recoveries, fewer timeouts, faster calls (with
+    ns-3's count of delivered segments, so that RACK alone differs)."""
     on, off = tcp_behaviour_on_and_off(tmp_path, "--rack-recovery", "4", "linear", "--block", "65536",
-                                       "--buffer", "4", "--repetitions", "4")
+                                       "--buffer", "4", "--repetitions", "4", "--count-delivered", "off")
     assert on["tcp_rack_lost"] > 0 and off["tcp_rack_lost"] == 0, (on, off)
     assert off["tcp_recoveries"] > 10 and 2 * on["tcp_recovery_s"] < off["tcp_recovery_s"], (on, off)
     assert on["tcp_timeouts"] < off["tcp_timeouts"], (on["tcp_timeouts"], off["tcp_timeouts"])
     assert 2 * sum(on["times"]) < sum(off["times"]), (on["times"], off["times"])
+
+
+def test_delivered_segments_are_counted_once(tmp_path):
+    """Linux's cubic grows the window by what an ACK newly delivers; a
+    segment SACKed before, then acknowledged, was counted when SACKed and is
+    not counted again (--count-delivered on, the default), where ns-3 counts
+    it again.  linear on one switch of 4 machines, 64 KB through 4-frame
+    ports: such segments are met and not counted with the option on, none
+    are left out with it off, and with ns-3's cubic (which takes no count)
+    the option is off."""
+    on, off = tcp_behaviour_on_and_off(tmp_path, "--count-delivered", "4", "linear", "--block", "65536",
+                                       "--buffer", "4", "--repetitions", "4")
+    assert on["tcp_counted_before"] > 0 and off["tcp_counted_before"] == 0, (on, off)
+    rec = simulate(tmp_path, "4", "--algorithm", "linear", "--block", "65536", "--buffer", "4", "--warmup", "0",
+                   "--repetitions", "2", "--check", "--linux-cubic", "off")
+    assert rec["bad_bytes"] == 0 and not rec["count_delivered"] and rec["tcp_counted_before"] == 0, rec
 
 
 def test_send_buffer_grows_with_the_window(tmp_path):

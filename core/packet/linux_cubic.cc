@@ -77,9 +77,15 @@ uint32_t LinuxCubic::acks_per_segment(uint32_t cwnd, uint32_t acked, Time min_rt
 void LinuxCubic::IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked)
 {
     if (may_grow && !may_grow()) return;
-    if (tcb->m_cWnd < tcb->m_ssThresh) {   /* slow start (and HyStart): ns-3's */
-        TcpCubic::IncreaseWindow(tcb, segmentsAcked);
-        return;
+    if (newly_delivered) segmentsAcked = newly_delivered(segmentsAcked);
+    if (tcb->m_cWnd < tcb->m_ssThresh) {   /* slow start: ns-3's (and its HyStart) up to the threshold */
+        const uint32_t mss = tcb->m_segmentSize;
+        const uint64_t room = ((uint64_t)tcb->m_ssThresh.Get() - tcb->m_cWnd.Get() + mss - 1) / mss;
+        const uint32_t used = (uint32_t)std::min<uint64_t>(segmentsAcked, room);
+        TcpCubic::IncreaseWindow(tcb, used);
+        tcb->m_cWnd = std::min(tcb->m_cWnd.Get(), tcb->m_ssThresh.Get());
+        segmentsAcked -= used;
+        if (tcb->m_cWnd < tcb->m_ssThresh) return;
     }
     if (segmentsAcked == 0) return;
     const uint32_t cwnd = tcb->GetCwndInSegments();

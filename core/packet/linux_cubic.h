@@ -13,10 +13,14 @@
 
 namespace topocoll {
 
-/* Slow start and HyStart stay ns-3's (TcpCubic's); the window's growth in
- * congestion avoidance, the threshold after a loss and the epoch are
- * Linux's: the larger of the cubic curve's growth and Reno's (an estimate
- * of the window Reno would have, one segment more for every
+/* HyStart stays ns-3's (TcpCubic's).  Slow start is Linux's
+ * tcp_slow_start: the window grows by the segments acknowledged up to the
+ * slow-start threshold and the rest go to congestion avoidance (ns-3's
+ * TcpCubic adds them all, so one ACK for a run of segments took the window
+ * far past the threshold).  The window's growth in congestion avoidance,
+ * the threshold after a loss and the epoch are Linux's: the larger of the
+ * cubic curve's growth and Reno's (an estimate of the window Reno would
+ * have, one segment more for every
  * 8 (1 + b) / 3 (1 - b) / 8 windows acknowledged, b = 717/1024), fast
  * convergence, a clamp of 20 acknowledgements a segment before the first
  * loss, and an epoch moved on by the time the connection idled. */
@@ -34,6 +38,9 @@ class LinuxCubic : public ns3::TcpCubic {
 
     /* whether the window may grow (the socket's tcp_is_cwnd_limited); none: always */
     std::function<bool()> may_grow;
+    /* of the segments ns-3 counts acknowledged, how many the ACK newly
+     * delivered (the socket's count, probing_tcp.cc); none: all of them */
+    std::function<uint32_t(uint32_t)> newly_delivered;
 
   private:
     void reset();

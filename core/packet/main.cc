@@ -85,10 +85,13 @@ const char *HELP =
     "  --buffer N           a switch port's queue, full-size frames [100]\n"
     "  --host-queue KIND    sparse-first or fifo [sparse-first]; --host-queue-packets N [1000]\n"
     "  --congestion NAME    cubic or newreno [cubic]\n"
-    "  --linux-cubic on|off  cubic as Linux's: the window grows only while it limits sending, and no\n"
-    "                       slower than Reno's would (the TCP-friendly region); off: ns-3's TcpCubic, which\n"
-    "                       grows an idle connection's window and after a loss at a small window holds it\n"
-    "                       for about a second [on]\n"
+    "  --linux-cubic on|off  cubic as Linux's: the window grows only while it limits sending, slow start\n"
+    "                       stops at the threshold, and avoidance is no slower than Reno's (the TCP-friendly\n"
+    "                       region); off: ns-3's TcpCubic, which grows an idle connection's window, passes\n"
+    "                       the threshold, and after a loss at a small window holds it for about a second [on]\n"
+    "  --count-delivered on|off  with Linux's cubic: the window grows by the segments an ACK newly\n"
+    "                       delivers, each counted once, as Linux counts them; off: ns-3's count, which\n"
+    "                       counts again the segments SACKed before (after a timeout, a whole flight) [on]\n"
     "  --rto-min S          TCP's minimum RTO [0.2]; --delayed-ack S [0.04]\n"
     "  --loss-probes on|off Linux's tail loss probe and SACK loss detection (ns-3 has neither) [on]\n"
     "  --lost-retransmits on|off  a retransmission is lost once data sent after it is acknowledged,\n"
@@ -205,6 +208,7 @@ options parse(int argc, char **argv)
         else if (a == "--loss-probes") o.tcp.probes = on_off(a.c_str(), v);
         else if (a == "--lost-retransmits") o.tcp.lost_retransmits = on_off(a.c_str(), v);
         else if (a == "--rack-recovery") o.tcp.rack_recovery = on_off(a.c_str(), v);
+        else if (a == "--count-delivered") o.tcp.count_delivered = on_off(a.c_str(), v);
         else if (a == "--small-queues") o.tcp.small_queues = on_off(a.c_str(), v);
         else if (a == "--forward-retransmits") o.tcp.forward_retransmits = on_off(a.c_str(), v);
         else if (a == "--timeout-keeps-ssthresh") o.tcp.timeout_keeps_ssthresh = on_off(a.c_str(), v);
@@ -231,6 +235,7 @@ options parse(int argc, char **argv)
     if (o.congestion != "cubic" && o.congestion != "newreno")
         usage_error("--congestion: '" + o.congestion + "'; valid: cubic, newreno");
     if (o.congestion != "cubic") o.linux_cubic = false;   /* it replaces cubic only */
+    if (!o.linux_cubic) o.tcp.count_delivered = false;    /* Linux's cubic takes the count */
     if (o.pace != "auto" && o.pace != "on" && o.pace != "off") usage_error("--pace: '" + o.pace + "'; valid: auto, on, off");
     if (o.rto_min <= 0 || o.rto_min > 60) usage_error("--rto-min: must be in (0, 60] seconds");
     if (o.nap < 0 || o.nap > 1) usage_error("--nap: must be in [0, 1] seconds");
@@ -481,13 +486,13 @@ int main(int argc, char **argv)
         const double now = wall_now();
         printf("], \"bottleneck_load\": %.0f, \"checked\": %s, \"bad_bytes\": %lld, \"drops_switch\": %llu, "
                "\"drops_host\": %llu, \"drops_device\": %llu, \"messages\": %llu, \"fragments\": %llu, \"rendezvous\": %llu, "
-               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
+               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_counted_before\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
                "\"max_rss_mib\": %.1f, \"rendezvous_protocol\": \"%s\", \"skew\": %.9g, \"seed\": %llu, \"drops_by_port\": {",
                bound, check ? "true" : "false", bad_bytes[b], (unsigned long long)net.drops_switch,
                (unsigned long long)net.drops_host, (unsigned long long)net.drops_device, (unsigned long long)ss.messages, (unsigned long long)ss.fragments,
                (unsigned long long)ss.rendezvous, (unsigned long long)ss.wire_bytes, (unsigned long long)ss.timeouts, (unsigned long long)ss.recoveries,
                (unsigned long long)probing_tcp_probes(), (unsigned long long)probing_tcp_lost_retransmits(),
-               (unsigned long long)probing_tcp_rack_lost(),
+               (unsigned long long)probing_tcp_rack_lost(), (unsigned long long)probing_tcp_counted_before(),
                (unsigned long long)ss.recovery_timeouts, ss.recovery_s,
                (unsigned long long)probing_tcp_floor_timeouts(), connect_s, connect_drops, pl.native_choice,
                now - wall_mark, ru.ru_maxrss / 1024.0, o.rendezvous.c_str(), o.skew, o.seed);
@@ -500,11 +505,13 @@ int main(int argc, char **argv)
             printf("%s\"%s\": %llu", k ? ", " : "", worst[k]->port.c_str(), (unsigned long long)worst[k]->drops);
         printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu, \"host_queue_peak\": %llu, "
                "\"host_queue_peers_peak\": %llu, \"small_queues\": %s, \"forward_retransmits\": %s, "
-               "\"timeout_keeps_ssthresh\": %s, \"rack_recovery\": %s, \"linux_cubic\": %s, \"host_cores\": %d, \"cpu_slice\": %.6g}\n",
+               "\"timeout_keeps_ssthresh\": %s, \"rack_recovery\": %s, \"linux_cubic\": %s, \"count_delivered\": %s, "
+               "\"host_cores\": %d, \"cpu_slice\": %.6g}\n",
                worst.size(), (unsigned long long)net.drops_unplaced, (unsigned long long)net.host_queue_peak,
                (unsigned long long)net.host_queue_peers_peak, o.tcp.small_queues ? "true" : "false",
                o.tcp.forward_retransmits ? "true" : "false", o.tcp.timeout_keeps_ssthresh ? "true" : "false",
-               o.tcp.rack_recovery ? "true" : "false", o.linux_cubic ? "true" : "false", o.host_cores, o.cpu_slice);
+               o.tcp.rack_recovery ? "true" : "false", o.linux_cubic ? "true" : "false",
+               o.tcp.count_delivered ? "true" : "false", o.host_cores, o.cpu_slice);
         fflush(stdout);
         wall_mark = now;
         reset_counts(net);

@@ -32,6 +32,15 @@
  * delivered, and it goes again at once
  * (docs/results/2026-11-28-packet-rack-recovery.md).
  *
+ * Segments delivered (count_delivered): Linux grows the window by what an
+ * ACK newly delivers (tcp_ack's acked_sacked), a segment counted once, when
+ * it is first SACKed or acknowledged.  ns-3 hands the congestion control
+ * every segment below the new cumulative ACK, also those SACKed before; the
+ * first ACK after a timeout, for the resent head, thus counted the flight
+ * SACKed in the failed recovery, and slow start took the window from one
+ * segment to several in one step, into ports still full
+ * (docs/results/2026-11-28-packet-delivered.md).
+ *
  * TCP small queues (small_queues): probing_tcp.h.  The socket counts the
  * bytes of its segments in its machine's queue (the queue tells it); its
  * AvailableWindow is none while they are over the limit, and the queue's
@@ -48,7 +57,7 @@ using namespace ns3;
 
 namespace {
 
-uint64_t g_probes = 0, g_lost_retransmits = 0, g_rack_lost = 0, g_floor_timeouts = 0;
+uint64_t g_probes = 0, g_lost_retransmits = 0, g_rack_lost = 0, g_floor_timeouts = 0, g_counted_before = 0;
 small_queue_owner *g_sender = nullptr;   /* the socket whose data segment is on its way down the stack */
 
 /* g_sender for the scope of one data segment's send (ns-3 queues it synchronously) */
@@ -202,7 +211,9 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     {
         const bool rack = opt.lost_retransmits || opt.rack_recovery;
         if (rack) note_acknowledged(h.GetAckNumber());
+        sacked_below = opt.count_delivered ? sacked_segments_below(h.GetAckNumber()) : 0;
         TcpSocketBase::ReceivedAck(p, h);
+        sacked_below = 0;
         if (rack) find_lost();
         if (opt.sndbuf_auto) grow_sndbuf();
         arm();
@@ -245,8 +256,15 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     }
     void bind_congestion_control()
     {
-        if (Ptr<topocoll::LinuxCubic> c = DynamicCast<topocoll::LinuxCubic>(m_congestionControl))
+        if (Ptr<topocoll::LinuxCubic> c = DynamicCast<topocoll::LinuxCubic>(m_congestionControl)) {
             c->may_grow = [this] { return cwnd_limited(); };
+            c->newly_delivered = [this](uint32_t acked) {
+                const uint32_t again = std::min(acked, sacked_below);
+                sacked_below -= again;
+                g_counted_before += again;
+                return acked - again;
+            };
+        }
     }
     int Connect(const Address &address) override
     {
@@ -312,6 +330,20 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         key_set = listens = false;
     }
     Time delivered_sent = Seconds(-1);   /* RACK's clock: the latest send time of a segment delivered */
+    uint32_t sacked_below = 0;           /* segments the ACK in hand acknowledges that were SACKed before */
+
+    uint32_t sacked_segments_below(SequenceNumber32 ack)
+    {
+        const uint32_t mss = m_tcb->m_segmentSize;
+        uint32_t n = 0;
+        SequenceNumber32 seq = m_txBuffer->HeadSequence();
+        for (TcpTxItem *item : sent_list(*m_txBuffer)) {
+            if (seq + item->GetSeqSize() > ack) break;
+            if (item->IsSacked()) n += (item->GetSeqSize() + mss - 1) / mss;
+            seq += item->GetSeqSize();
+        }
+        return n;
+    }
 
     /* Before ns-3 drops what an ACK acknowledges: when those segments were last sent. */
     void note_acknowledged(SequenceNumber32 ack)
@@ -482,5 +514,6 @@ const char *probing_tcp_l4(bool hash) { return hash ? "topocoll::FastTcpL4" : "n
 uint64_t probing_tcp_probes() { return g_probes; }
 uint64_t probing_tcp_lost_retransmits() { return g_lost_retransmits; }
 uint64_t probing_tcp_rack_lost() { return g_rack_lost; }
+uint64_t probing_tcp_counted_before() { return g_counted_before; }
 uint64_t probing_tcp_floor_timeouts() { return g_floor_timeouts; }
-void probing_tcp_reset() { g_probes = g_lost_retransmits = g_rack_lost = g_floor_timeouts = 0; }
+void probing_tcp_reset() { g_probes = g_lost_retransmits = g_rack_lost = g_floor_timeouts = g_counted_before = 0; }

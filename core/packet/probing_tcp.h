@@ -28,6 +28,10 @@ struct probing_tcp_options {
      * recovery set, as Linux's tcp_enter_loss does; ns-3 sets it again from
      * the shrunken window (probing_tcp.cc) */
     bool timeout_keeps_ssthresh = true;
+    /* the congestion control (Linux's cubic) is told the segments an ACK
+     * newly delivers, as Linux's tcp_ack counts them; ns-3 counts again the
+     * ones SACKed before (probing_tcp.cc) */
+    bool count_delivered = true;
 };
 /* A connected-socket factory for a node: the subclass below, with the
  * node's TCP defaults (congestion control, recovery, RTT estimator). */
@@ -74,6 +78,7 @@ const char *probing_tcp_l4(bool hash);
 uint64_t probing_tcp_probes();   /* probes sent, all sockets, since the last reset */
 uint64_t probing_tcp_lost_retransmits();   /* lost retransmissions found and sent again, likewise */
 uint64_t probing_tcp_rack_lost();   /* first transmissions RACK found lost in a fast recovery, likewise */
+uint64_t probing_tcp_counted_before();   /* acknowledged segments SACKed before, not counted again to the window, likewise */
 uint64_t probing_tcp_floor_timeouts();   /* timeouts after which the slow-start threshold is at its floor, 2 segments */
 void probing_tcp_reset();
 
