@@ -210,8 +210,8 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     void ReceivedAck(Ptr<Packet> p, const TcpHeader &h) override
     {
         const bool rack = opt.lost_retransmits || opt.rack_recovery;
-        if (rack) note_acknowledged(h.GetAckNumber());
-        sacked_below = opt.count_delivered ? sacked_segments_below(h.GetAckNumber()) : 0;
+        const uint32_t sacked = note_acknowledged(h.GetAckNumber());
+        sacked_below = opt.count_delivered ? sacked : 0;
         TcpSocketBase::ReceivedAck(p, h);
         sacked_below = 0;
         if (rack) find_lost();
@@ -332,28 +332,21 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     Time delivered_sent = Seconds(-1);   /* RACK's clock: the latest send time of a segment delivered */
     uint32_t sacked_below = 0;           /* segments the ACK in hand acknowledges that were SACKed before */
 
-    uint32_t sacked_segments_below(SequenceNumber32 ack)
+    /* Before ns-3 drops what an ACK acknowledges: when those segments were
+     * last sent (RACK's clock), and how many segments of them were SACKed
+     * before (returned). */
+    uint32_t note_acknowledged(SequenceNumber32 ack)
     {
         const uint32_t mss = m_tcb->m_segmentSize;
-        uint32_t n = 0;
+        uint32_t sacked = 0;
         SequenceNumber32 seq = m_txBuffer->HeadSequence();
         for (TcpTxItem *item : sent_list(*m_txBuffer)) {
-            if (seq + item->GetSeqSize() > ack) break;
-            if (item->IsSacked()) n += (item->GetSeqSize() + mss - 1) / mss;
             seq += item->GetSeqSize();
+            if (seq > ack) break;
+            delivered_sent = std::max(delivered_sent, item->GetLastSent());
+            if (item->IsSacked()) sacked += (item->GetSeqSize() + mss - 1) / mss;
         }
-        return n;
-    }
-
-    /* Before ns-3 drops what an ACK acknowledges: when those segments were last sent. */
-    void note_acknowledged(SequenceNumber32 ack)
-    {
-        SequenceNumber32 seq = m_txBuffer->HeadSequence();
-        for (TcpTxItem *item : sent_list(*m_txBuffer)) {
-            if (seq >= ack) break;
-            seq += item->GetSeqSize();
-            if (seq <= ack) delivered_sent = std::max(delivered_sent, item->GetLastSent());
-        }
+        return sacked;
     }
 
     /* RACK while the connection recovers: an unSACKed segment last sent
