@@ -173,12 +173,37 @@ def test_bench_backend(tmp_path):
     assert {r["algorithm"] for r in rows} == {"faraj-yuan", "native"}
     assert "ns-3" in rows[0]["settings"] and "buffer_packets=32" in rows[0]["settings"]
     assert "rendezvous=put" in rows[0]["settings"]
+    # the TCP described is the simulator's own account of its defaults
+    own = json.loads(subprocess.run([SIM, "--print-settings", "--buffer", "32"], capture_output=True, text=True,
+                                    check=True).stdout)
+    assert f"network={packet.describe_model(own)}" in rows[0]["settings"], rows[0]["settings"]
     # what the simulations saw: a line each with drops, timeouts, the worst port and the wall time
     block = proc.stdout.split("packet simulation")[1].split("\n\n")[0]
     seen = [l.split() for l in block.splitlines()[2:]]
     assert [(w[0], w[1]) for w in seen] == [("faraj-yuan", "16384"), ("faraj-yuan", "24576"), ("native", "16384"),
                                             ("native", "24576")], proc.stdout
     assert all(w[2].isdigit() and w[3].isdigit() and float(w[-1]) >= 0 for w in seen), seen
+
+
+def test_print_settings_follow_the_options():
+    """--print-settings says what the options given model, with no
+    topology: the defaults are Linux's behaviours; an option turned off is
+    off; an option that needs Linux's cubic is off without it; a bad value
+    is refused as in a run.  A result's settings line is built from it."""
+    def settings(*args, expect=0):
+        proc = subprocess.run([SIM, "--print-settings", *args], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == expect, proc.stderr
+        return json.loads(proc.stdout) if expect == 0 else proc.stderr
+    own = settings()
+    assert own["linux_cubic"] and own["count_delivered"] and own["rack_recovery"] and own["small_queues"], own
+    assert not own["forward_retransmits"] and own["sndbuf"] == 0 and own["rto_min_s"] == 0.2, own
+    assert "TCP Cubic as Linux's" in packet.describe_model(own) and "send buffer autotuned" in packet.describe_model(own)
+    ns3 = settings("--linux-cubic", "off", "--count-delivered", "on", "--small-queues", "off", "--sndbuf", "65536")
+    assert not ns3["linux_cubic"] and not ns3["count_delivered"] and not ns3["small_queues"], ns3
+    line = packet.describe_model(ns3)
+    assert "ns-3's TcpCubic" in line and "no TCP small queues" in line and "send buffer 65536 bytes" in line, line
+    assert not settings("--congestion", "newreno")["linux_cubic"]
+    assert "--rto-min" in settings("--rto-min", "0", expect=2)
 
 
 def test_sizes_run_in_turn_on_the_same_connections(tmp_path):

@@ -27,6 +27,7 @@
 
 #include "linux_cubic.h"
 #include "native_openmpi.h"
+#include "ns3/version-defines.h"
 #include "probing_tcp.h"
 #include "sim_mpi.h"
 #include "tree_net.h"
@@ -61,6 +62,7 @@ struct options {
     std::string socket_lookup = "hash";
     long long corrupt_message = 0;
     bool progress = false;
+    bool print_settings = false;   /* print the network's and TCP's settings as JSON and stop */
 };
 
 const size_t MAX_BLOCKS = 64;   /* sizes in one run, as the benchmark program takes */
@@ -126,6 +128,8 @@ const char *HELP =
     "  --pace auto|on|off   the executor's pacing [auto: on where link rates are known]\n"
     "  --pace-lead S        [the core's default for the plan]; --piece-size BYTES [64000]\n"
     "  --pace-lead-share P  without --pace-lead, a step's lead is at most P % of its link time [8; 0: no cap]\n"
+    "  --print-settings     print the model's settings (TCP's behaviours, queues, MPI) for the options\n"
+    "                       given, as one JSON object, and stop (no --topology needed)\n"
     "  --nap S              longest nap of a waiting rank [0.0002, the testbed's]; 0: it spins, as the PMPI\n"
     "                       library's ranks do off the testbed (modelled as waking the moment a message completes)\n"
     "  --sync-depth N, --phase-order NAME, --segment-size BYTES, --fanout N: the planner's options\n"
@@ -168,6 +172,7 @@ options parse(int argc, char **argv)
         if (a == "--check") { o.check = 1; continue; }
         if (a == "--no-check") { o.check = 0; continue; }
         if (a == "--progress") { o.progress = true; continue; }
+        if (a == "--print-settings") { o.print_settings = true; continue; }
         if (i + 1 >= argc) usage_error(a + " needs a value");
         const char *v = argv[++i];
         if (a == "--topology") o.topology = v;
@@ -229,7 +234,7 @@ options parse(int argc, char **argv)
         else if (a == "--fanout") o.fanout = (int)whole(a.c_str(), v, 1, 1 << 20);
         else usage_error("unknown option " + a);
     }
-    if (o.topology.empty()) usage_error("--topology FILE is required");
+    if (o.topology.empty() && !o.print_settings) usage_error("--topology FILE is required");
     if (o.host_queue != "sparse-first" && o.host_queue != "fifo")
         usage_error("--host-queue: '" + o.host_queue + "'; valid: sparse-first, fifo");
     if (o.congestion != "cubic" && o.congestion != "newreno")
@@ -373,6 +378,19 @@ void reset_counts(tree_net &net)
 int main(int argc, char **argv)
 {
     options o = parse(argc, argv);
+    if (o.print_settings) {   /* what a result's settings say, from the one place that decides them */
+        auto tf = [](bool b) { return b ? "true" : "false"; };
+        printf("{\"ns3\": \"%d.%d\", \"congestion\": \"%s\", \"linux_cubic\": %s, \"mss\": %lld, \"delayed_ack_s\": %.9g, "
+               "\"rto_min_s\": %.9g, \"loss_probes\": %s, \"lost_retransmits\": %s, \"rack_recovery\": %s, "
+               "\"count_delivered\": %s, \"forward_retransmits\": %s, \"timeout_keeps_ssthresh\": %s, "
+               "\"small_queues\": %s, \"sndbuf\": %lld, \"rcvbuf\": %lld, \"buffer_packets\": %d, \"host_queue\": \"%s\", "
+               "\"host_queue_packets\": %d, \"rendezvous\": \"%s\", \"host_cores\": %d}\n",
+               NS3_VERSION_MAJOR, NS3_VERSION_MINOR, o.congestion.c_str(), tf(o.linux_cubic), o.mss, o.delayed_ack, o.rto_min, tf(o.tcp.probes),
+               tf(o.tcp.lost_retransmits), tf(o.tcp.rack_recovery), tf(o.tcp.count_delivered), tf(o.tcp.forward_retransmits),
+               tf(o.tcp.timeout_keeps_ssthresh), tf(o.tcp.small_queues), o.sndbuf, o.rcvbuf, o.buffer, o.host_queue.c_str(),
+               o.host_queue_packets, o.rendezvous.c_str(), o.host_cores);
+        return 0;
+    }
     double wall0 = wall_now();
     tc_topology *topo = nullptr;
     if (tc_topology_load(o.topology.c_str(), TC_FORMAT_AUTO, &topo) != TC_OK)

@@ -1,10 +1,9 @@
 """The packet-level back-end: ``topocoll-packet`` (core/packet), an ns-3
 simulation of the switch tree -- point-to-point links at their rates,
 DropTail switch ports of ``--buffer`` packets, the machines' egress queues,
-one TCP connection (Linux's settings: Cubic, 1448-byte segments, delayed
-ACKs, 200 ms minimum RTO, tail loss probes, RACK's lost retransmissions, no
-forward retransmission, a timeout in a recovery keeping its threshold, a send
-buffer that grows with the window, TCP small queues) a pair of machines -- whose
+one TCP connection (Linux's behaviours, as ``topocoll-packet
+--print-settings`` lists them and the results' settings describe them) a
+pair of machines -- whose
 simulated ranks run the PMPI library's executor itself on each schedule,
 with its syncs, pieces and pacing.  ``native`` is Open MPI 4.1's own
 MPI_Alltoall as its fixed decision rules pick it.  docs/packet.md says what
@@ -48,6 +47,27 @@ def program() -> Path:
         if cand.is_file():
             return cand
     raise TopocollError("i/o error", "the packet simulator is not built (needs Debian's libns3-dev; run 'make build')")
+
+
+def describe_model(m: dict) -> str:
+    """One line for a result's settings from the simulator's --print-settings."""
+    if m["congestion"] != "cubic":
+        tcp = f"TCP {m['congestion'].capitalize()} (ns-3's)"
+    else:
+        tcp = "TCP Cubic as Linux's" if m["linux_cubic"] else "TCP Cubic (ns-3's TcpCubic)"
+    parts = [tcp, f"MSS {m['mss']}", f"delayed ACKs {format_time(m['delayed_ack_s'])}"]
+    flags = [("loss_probes", "tail loss probes", "no tail loss probe"),
+             ("lost_retransmits", "RACK's lost retransmissions", "lost retransmissions left to the timeout"),
+             ("rack_recovery", "RACK in fast recovery", "ns-3's fast recovery"),
+             ("count_delivered", "the window grown by what an ACK delivers", None),
+             ("forward_retransmits", "forward retransmissions", "no forward retransmission"),
+             ("timeout_keeps_ssthresh", "timeouts keep a recovery's ssthresh", None),
+             ("small_queues", "TCP small queues", "no TCP small queues")]
+    parts += [on if m[key] else off for key, on, off in flags if (on if m[key] else off)]
+    parts.append("send buffer autotuned" if m["sndbuf"] == 0 else f"send buffer {m['sndbuf']} bytes")
+    if m["host_cores"]:
+        parts.append(f"{m['host_cores']} host cores shared")
+    return f"ns-3 {m['ns3']} packets: " + ", ".join(parts)
 
 
 class PacketBackend:
@@ -94,15 +114,30 @@ class PacketBackend:
         self.tuning: str | None = None
         self.messages: dict = {}
         self.runs: list[dict] = []                 # the simulator's record of each (algorithm, size)
+        self._model: dict | None = None            # model(): the simulator's --print-settings
         self.quiet = False                         # bench --quiet: no progress lines
         self.workdir = Path(tempfile.mkdtemp(prefix="topocoll-packet-"))
         self.topology_file = self.workdir / "topology.yaml"
         self.topology_file.write_text(topology.write("yaml"))
 
+    def model(self) -> dict:
+        """The simulator's own account of what it models with these options
+        (``--print-settings``): TCP's behaviours, the queues, the MPI."""
+        if self._model is None:
+            cmd = [str(self.program), "--print-settings", "--buffer", str(self.buffer), "--host-queue", self.host_queue,
+                   "--rto-min", f"{self.rto_min:.9g}", "--rendezvous", self.rendezvous] + self.options()
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            try:
+                self._model = json.loads(proc.stdout) if proc.returncode == 0 else None
+            except json.JSONDecodeError:
+                self._model = None
+            if self._model is None:
+                raise TopocollError("i/o error", f"the packet simulator could not say its settings (exit "
+                                                 f"{proc.returncode}): {proc.stderr.strip()[-2000:]}")
+        return self._model
+
     def settings(self) -> dict:
-        return {"network": "ns-3 3.37 packets: TCP Cubic (ns-3's TcpCubic), MSS 1448, delayed ACKs, tail loss probes, "
-                              "no forward retransmission, timeouts keep a recovery's ssthresh, send buffer autotuned, "
-                              "TCP small queues",
+        return {"network": describe_model(self.model()),
                 "buffer_packets": self.buffer, "host_queue": self.host_queue, "rto_min": format_time(self.rto_min),
                 "native": "Open MPI 4.1's fixed decision rules", "rendezvous": self.rendezvous,
                 **({"skew": f"{format_time(self.skew)} (seed {self.seed})"} if self.skew else {}),
