@@ -373,22 +373,32 @@ void reset_counts(tree_net &net)
     probing_tcp_reset();
 }
 
+/* The TCP behaviours a run models, as JSON fields: one list for the
+ * results and --print-settings. */
+std::string tcp_behaviours_json(const options &o)
+{
+    const std::pair<const char *, bool> flags[] = {
+        {"small_queues", o.tcp.small_queues},   {"forward_retransmits", o.tcp.forward_retransmits},
+        {"timeout_keeps_ssthresh", o.tcp.timeout_keeps_ssthresh}, {"rack_recovery", o.tcp.rack_recovery},
+        {"linux_cubic", o.linux_cubic},         {"count_delivered", o.tcp.count_delivered}};
+    std::string json;
+    for (const auto &[name, on] : flags) json += std::string(json.empty() ? "" : ", ") + "\"" + name + "\": " + (on ? "true" : "false");
+    return json;
+}
+
 }  // namespace
 
 int main(int argc, char **argv)
 {
     options o = parse(argc, argv);
     if (o.print_settings) {   /* what a result's settings say, from the one place that decides them */
-        auto tf = [](bool b) { return b ? "true" : "false"; };
-        printf("{\"ns3\": \"%d.%d\", \"congestion\": \"%s\", \"linux_cubic\": %s, \"mss\": %lld, \"delayed_ack_s\": %.9g, "
-               "\"rto_min_s\": %.9g, \"loss_probes\": %s, \"lost_retransmits\": %s, \"rack_recovery\": %s, "
-               "\"count_delivered\": %s, \"forward_retransmits\": %s, \"timeout_keeps_ssthresh\": %s, "
-               "\"small_queues\": %s, \"sndbuf\": %lld, \"rcvbuf\": %lld, \"buffer_packets\": %d, \"host_queue\": \"%s\", "
-               "\"host_queue_packets\": %d, \"rendezvous\": \"%s\", \"host_cores\": %d}\n",
-               NS3_VERSION_MAJOR, NS3_VERSION_MINOR, o.congestion.c_str(), tf(o.linux_cubic), o.mss, o.delayed_ack, o.rto_min, tf(o.tcp.probes),
-               tf(o.tcp.lost_retransmits), tf(o.tcp.rack_recovery), tf(o.tcp.count_delivered), tf(o.tcp.forward_retransmits),
-               tf(o.tcp.timeout_keeps_ssthresh), tf(o.tcp.small_queues), o.sndbuf, o.rcvbuf, o.buffer, o.host_queue.c_str(),
-               o.host_queue_packets, o.rendezvous.c_str(), o.host_cores);
+        printf("{\"ns3\": \"%d.%d\", \"congestion\": \"%s\", \"mss\": %lld, \"delayed_ack_s\": %.9g, \"rto_min_s\": %.9g, "
+               "\"loss_probes\": %s, \"lost_retransmits\": %s, %s, \"sndbuf\": %lld, \"rcvbuf\": %lld, "
+               "\"buffer_packets\": %d, \"host_queue\": \"%s\", \"host_queue_packets\": %d, \"rendezvous\": \"%s\", "
+               "\"host_cores\": %d}\n",
+               NS3_VERSION_MAJOR, NS3_VERSION_MINOR, o.congestion.c_str(), o.mss, o.delayed_ack, o.rto_min,
+               o.tcp.probes ? "true" : "false", o.tcp.lost_retransmits ? "true" : "false", tcp_behaviours_json(o).c_str(),
+               o.sndbuf, o.rcvbuf, o.buffer, o.host_queue.c_str(), o.host_queue_packets, o.rendezvous.c_str(), o.host_cores);
         return 0;
     }
     double wall0 = wall_now();
@@ -522,14 +532,9 @@ int main(int argc, char **argv)
         for (size_t k = 0; k < worst.size() && k < 12; k++)
             printf("%s\"%s\": %llu", k ? ", " : "", worst[k]->port.c_str(), (unsigned long long)worst[k]->drops);
         printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu, \"host_queue_peak\": %llu, "
-               "\"host_queue_peers_peak\": %llu, \"small_queues\": %s, \"forward_retransmits\": %s, "
-               "\"timeout_keeps_ssthresh\": %s, \"rack_recovery\": %s, \"linux_cubic\": %s, \"count_delivered\": %s, "
-               "\"host_cores\": %d, \"cpu_slice\": %.6g}\n",
+               "\"host_queue_peers_peak\": %llu, %s, \"host_cores\": %d, \"cpu_slice\": %.6g}\n",
                worst.size(), (unsigned long long)net.drops_unplaced, (unsigned long long)net.host_queue_peak,
-               (unsigned long long)net.host_queue_peers_peak, o.tcp.small_queues ? "true" : "false",
-               o.tcp.forward_retransmits ? "true" : "false", o.tcp.timeout_keeps_ssthresh ? "true" : "false",
-               o.tcp.rack_recovery ? "true" : "false", o.linux_cubic ? "true" : "false",
-               o.tcp.count_delivered ? "true" : "false", o.host_cores, o.cpu_slice);
+               (unsigned long long)net.host_queue_peers_peak, tcp_behaviours_json(o).c_str(), o.host_cores, o.cpu_slice);
         fflush(stdout);
         wall_mark = now;
         reset_counts(net);

@@ -63,7 +63,7 @@ def describe_model(m: dict) -> str:
              ("forward_retransmits", "forward retransmissions", "no forward retransmission"),
              ("timeout_keeps_ssthresh", "timeouts keep a recovery's ssthresh", None),
              ("small_queues", "TCP small queues", "no TCP small queues")]
-    parts += [on if m[key] else off for key, on, off in flags if (on if m[key] else off)]
+    parts += [said for said in (on if m[key] else off for key, on, off in flags) if said]
     parts.append("send buffer autotuned" if m["sndbuf"] == 0 else f"send buffer {m['sndbuf']} bytes")
     if m["host_cores"]:
         parts.append(f"{m['host_cores']} host cores shared")
@@ -124,13 +124,12 @@ class PacketBackend:
         """The simulator's own account of what it models with these options
         (``--print-settings``): TCP's behaviours, the queues, the MPI."""
         if self._model is None:
-            cmd = [str(self.program), "--print-settings", "--buffer", str(self.buffer), "--host-queue", self.host_queue,
-                   "--rto-min", f"{self.rto_min:.9g}", "--rendezvous", self.rendezvous] + self.options()
-            proc = subprocess.run(cmd, capture_output=True, text=True)
+            proc = subprocess.run([str(self.program), "--print-settings", *self.model_options()],
+                                  capture_output=True, text=True)
             try:
                 self._model = json.loads(proc.stdout) if proc.returncode == 0 else None
             except json.JSONDecodeError:
-                self._model = None
+                pass
             if self._model is None:
                 raise TopocollError("i/o error", f"the packet simulator could not say its settings (exit "
                                                  f"{proc.returncode}): {proc.stderr.strip()[-2000:]}")
@@ -166,17 +165,22 @@ class PacketBackend:
     def command(self, algorithm: str, sizes: list[int], repetitions: int, warmup: int) -> list[str]:
         """One simulation of ``sizes`` in turn on the same connections, as
         the benchmark program runs them on the testbed."""
-        cmd = [str(self.program), "--topology", str(self.topology_file), "--algorithm", algorithm,
-               "--block", ",".join(map(str, sizes)), "--warmup", str(warmup), "--repetitions", str(repetitions),
-               "--rate", f"{self.bandwidth:.0f}", "--latency", f"{self.latency:.9g}", "--buffer", str(self.buffer),
-               "--host-queue", self.host_queue, "--rto-min", f"{self.rto_min:.9g}", "--rendezvous", self.rendezvous]
+        return [str(self.program), "--topology", str(self.topology_file), "--algorithm", algorithm,
+                "--block", ",".join(map(str, sizes)), "--warmup", str(warmup), "--repetitions", str(repetitions),
+                *self.model_options()]
+
+    def model_options(self) -> list[str]:
+        """The simulator's options for the network, TCP and MPI modelled (all
+        but what to run and on which topology)."""
+        opts = ["--rate", f"{self.bandwidth:.0f}", "--latency", f"{self.latency:.9g}", "--buffer", str(self.buffer),
+                "--host-queue", self.host_queue, "--rto-min", f"{self.rto_min:.9g}", "--rendezvous", self.rendezvous]
         if self.skew:
-            cmd += ["--skew", f"{self.skew:.9g}", "--seed", str(self.seed)]
+            opts += ["--skew", f"{self.skew:.9g}", "--seed", str(self.seed)]
         if self.starts:
-            cmd += ["--starts", self.starts]
+            opts += ["--starts", self.starts]
         if self.plan_topology_arg:
-            cmd += ["--plan-topology", self.plan_topology_arg]
-        return cmd + self.options()
+            opts += ["--plan-topology", self.plan_topology_arg]
+        return opts + self.options()
 
     def run(self, algorithm: str, sizes: list[int], repetitions: int, warmup: int, on_size=None) -> list[Sample]:
         """Each size in a simulation of its own, on new connections: what one
