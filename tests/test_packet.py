@@ -196,10 +196,12 @@ def test_print_settings_follow_the_options():
         return json.loads(proc.stdout) if expect == 0 else proc.stderr
     own = settings()
     assert own["linux_cubic"] and own["count_delivered"] and own["rack_recovery"] and own["small_queues"], own
+    assert own["linux_hystart"] and "Linux's HyStart" in packet.describe_model(own), own
     assert not own["forward_retransmits"] and own["sndbuf"] == 0 and own["rto_min_s"] == 0.2, own
     assert "TCP Cubic as Linux's" in packet.describe_model(own) and "send buffer autotuned" in packet.describe_model(own)
     ns3 = settings("--linux-cubic", "off", "--count-delivered", "on", "--small-queues", "off", "--sndbuf", "65536")
     assert not ns3["linux_cubic"] and not ns3["count_delivered"] and not ns3["small_queues"], ns3
+    assert not ns3["linux_hystart"] and not settings("--linux-hystart", "off")["linux_hystart"], ns3
     line = packet.describe_model(ns3)
     assert "ns-3's TcpCubic" in line and "no TCP small queues" in line and "send buffer 65536 bytes" in line, line
     assert not settings("--congestion", "newreno")["linux_cubic"]
@@ -497,9 +499,11 @@ def test_rack_resends_a_lost_tail_at_once(tmp_path):
     time, each held by the receiver's 40 ms delayed ACK, or waits for the
     timeout.  linear on one switch of 4 machines, 64 KB through 4-frame
     ports: less time in recoveries, fewer timeouts, faster calls (with
-    ns-3's count of delivered segments, so that RACK alone differs)."""
+    ns-3's count of delivered segments and ns-3's HyStart, the settings this
+    was measured with, so that RACK alone differs)."""
     on, off = tcp_behaviour_on_and_off(tmp_path, "--rack-recovery", "4", "linear", "--block", "65536",
-                                       "--buffer", "4", "--repetitions", "4", "--count-delivered", "off")
+                                       "--buffer", "4", "--repetitions", "4", "--count-delivered", "off",
+                                       "--linux-hystart", "off")
     assert on["tcp_rack_lost"] > 0 and off["tcp_rack_lost"] == 0, (on, off)
     assert off["tcp_recoveries"] > 10 and 2 * on["tcp_recovery_s"] < off["tcp_recovery_s"], (on, off)
     assert on["tcp_timeouts"] < off["tcp_timeouts"], (on["tcp_timeouts"], off["tcp_timeouts"])
@@ -520,6 +524,20 @@ def test_delivered_segments_are_counted_once(tmp_path):
     rec = simulate(tmp_path, "4", "--algorithm", "linear", "--block", "65536", "--buffer", "4", "--warmup", "0",
                    "--repetitions", "2", "--check", "--linux-cubic", "off")
     assert rec["bad_bytes"] == 0 and not rec["count_delivered"] and rec["tcp_counted_before"] == 0, rec
+
+
+def test_linux_hystart_ends_slow_starts(tmp_path):
+    """Linux's HyStart (--linux-hystart on, the default with Linux's cubic)
+    ends a slow start from a window of 16 segments once a round's ACKs come
+    in a train; the run counts the slow starts it ended.  pairwise on one
+    switch of 4 machines, 256 KB through 100-frame ports: each connection's
+    first slow start ends so, every byte right; with ns-3's HyStart
+    (off) none is counted, and without Linux's cubic the option is off."""
+    on, off = tcp_behaviour_on_and_off(tmp_path, "--linux-hystart", "4", "pairwise", "--buffer", "100")
+    assert on["tcp_hystart_exits"] >= 12 and off["tcp_hystart_exits"] == 0, (on, off)
+    rec = simulate(tmp_path, "4", "--algorithm", "pairwise", "--block", "262144", "--buffer", "100", "--warmup", "0",
+                   "--repetitions", "1", "--check", "--linux-cubic", "off")
+    assert rec["bad_bytes"] == 0 and not rec["linux_hystart"] and rec["tcp_hystart_exits"] == 0, rec
 
 
 def test_send_buffer_grows_with_the_window(tmp_path):

@@ -21,6 +21,13 @@ constexpr uint32_t RENO_SCALE = 8 * (BETA_SCALE + BETA) / 3 / (BETA_SCALE - BETA
 constexpr uint32_t FIRST_EPOCH_CLAMP = 20;         /* before any loss, at most 20 ACKs a segment */
 /* Linux recomputes the curve at most every 1/32 s while the window stays */
 const Time RECOMPUTE = MicroSeconds(1000000 / 32);
+/* HyStart's constants (tcp_cubic's module parameters' defaults) */
+constexpr uint32_t HYSTART_LOW_WINDOW = 16;        /* segments */
+const Time HYSTART_ACK_DELTA = MicroSeconds(2000); /* the most between two ACKs of a train */
+constexpr uint32_t HYSTART_MIN_SAMPLES = 8;
+constexpr uint32_t HYSTART_DELAY_MIN_US = 4000, HYSTART_DELAY_MAX_US = 16000;
+constexpr double GSO_MAX_SIZE = 65536;             /* the testbed's devices' gso_max_size (hystart_ack_delay) */
+const Time SAMPLES_SKIPPED = Seconds(1);           /* after an epoch begins: cubictcp_acked's HZ */
 }  // namespace
 
 TypeId LinuxCubic::GetTypeId()
@@ -107,7 +114,52 @@ void LinuxCubic::IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked)
 void LinuxCubic::PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked, const Time &rtt)
 {
     last_ack = Simulator::Now();
-    TcpCubic::PktsAcked(tcb, segmentsAcked, rtt);
+    if (!linux_hystart) {
+        TcpCubic::PktsAcked(tcb, segmentsAcked, rtt);
+        return;
+    }
+    /* ns-3 hands its latest RTT sample with every ACK (Linux none with an
+     * ACK that measured none): a repeated sample leaves the least RTT as it
+     * was and counts once more towards a round's 8 */
+    if (!rtt.IsStrictlyPositive()) return;
+    const double sample = (double)rtt.GetMicroSeconds();
+    srtt_us = srtt_us == 0 ? sample : srtt_us + (sample - srtt_us) / 8;
+    if (in_epoch && last_ack - epoch_start < SAMPLES_SKIPPED) return;
+    const uint32_t delay = std::max<uint32_t>(1, (uint32_t)sample);
+    if (delay_min_us == 0 || delay < delay_min_us) delay_min_us = delay;
+    if (!found && tcb->m_cWnd < tcb->m_ssThresh && tcb->GetCwndInSegments() >= HYSTART_LOW_WINDOW)
+        hystart_update(tcb, delay);
+}
+
+void LinuxCubic::hystart_reset(Ptr<const TcpSocketState> tcb)
+{
+    round_start = train_last = Simulator::Now();
+    end_seq = tcb->m_highTxMark;
+    curr_rtt_us = ~0u;
+    sample_cnt = 0;
+    round_begun = true;
+}
+
+void LinuxCubic::hystart_update(Ptr<TcpSocketState> tcb, uint32_t delay_us)
+{
+    if (!round_begun || tcb->m_lastAckedSeq > end_seq) hystart_reset(tcb);
+    const Time now = Simulator::Now();
+    if (now - train_last <= HYSTART_ACK_DELTA) {   /* the ACK train */
+        train_last = now;
+        /* the pacing rate in slow start (tcp_update_pacing_rate): twice the window a smoothed RTT */
+        const double rate = srtt_us > 0 ? 2.0 * tcb->m_cWnd.Get() / (srtt_us * 1e-6) : 0;
+        const double ack_delay_us = rate > 0 ? std::min(1000.0, GSO_MAX_SIZE * 4 * 1e6 / rate) : 0;
+        if ((double)(now - round_start).GetMicroSeconds() > (delay_min_us + ack_delay_us) / 2) found = true;
+    }
+    curr_rtt_us = std::min(curr_rtt_us, delay_us);   /* the delay */
+    if (sample_cnt < HYSTART_MIN_SAMPLES)
+        sample_cnt++;
+    else if (curr_rtt_us > delay_min_us + std::clamp(delay_min_us >> 3, HYSTART_DELAY_MIN_US, HYSTART_DELAY_MAX_US))
+        found = true;
+    if (found) {
+        tcb->m_ssThresh = tcb->m_cWnd;
+        if (hystart_exit) hystart_exit();
+    }
 }
 
 uint32_t LinuxCubic::GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t)
@@ -121,7 +173,12 @@ uint32_t LinuxCubic::GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t)
 void LinuxCubic::CongestionStateSet(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCongState_t newState)
 {
     TcpCubic::CongestionStateSet(tcb, newState);
-    if (newState == TcpSocketState::CA_LOSS) reset();   /* a timeout forgets the curve, as Linux's does */
+    if (newState == TcpSocketState::CA_LOSS) {   /* a timeout forgets the curve and HyStart's state, as Linux's does */
+        reset();
+        found = false;
+        delay_min_us = 0;
+        hystart_reset(tcb);
+    }
 }
 
 void LinuxCubic::CwndEvent(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCAEvent_t event)

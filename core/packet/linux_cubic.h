@@ -13,7 +13,18 @@
 
 namespace topocoll {
 
-/* HyStart stays ns-3's (TcpCubic's).  Slow start is Linux's
+/* HyStart is Linux's (linux_hystart; else ns-3's, TcpCubic's): a slow
+ * start from a window of 16 segments ends where a round's ACKs have come
+ * in a train, none more than 2 ms after the last, for longer than half of
+ * (the least RTT + min(1 ms, 4 x 64 KB at the pacing rate)), or where the
+ * least of a round's first 8 RTT samples exceeds the least RTT by
+ * clamp(least RTT / 8, 4 ms, 16 ms); once a connection's, until a timeout;
+ * with no RTT sample taken in the first second of an avoidance epoch
+ * (tcp_cubic's cubictcp_acked and hystart_update).  ns-3's train must last
+ * the whole least RTT, its delay threshold is the least RTT again (at
+ * least 4 ms), and it takes samples 10 ms after an epoch began, which left
+ * its least RTT that of a quiet network and ended more slow starts early.
+ * Slow start is Linux's
  * tcp_slow_start: the window grows by the segments acknowledged up to the
  * slow-start threshold and the rest go to congestion avoidance (ns-3's
  * TcpCubic adds them all, so one ACK for a run of segments took the window
@@ -41,6 +52,10 @@ class LinuxCubic : public ns3::TcpCubic {
     /* of the segments ns-3 counts acknowledged, how many the ACK newly
      * delivered (the socket's count, probing_tcp.cc); none: all of them */
     std::function<uint32_t(uint32_t)> newly_delivered;
+    /* HyStart as Linux's (above), else ns-3's */
+    bool linux_hystart = true;
+    /* slow starts HyStart ended (Linux's), for the run's counters */
+    std::function<void()> hystart_exit;
 
   private:
     void reset();
@@ -57,6 +72,17 @@ class LinuxCubic : public ns3::TcpCubic {
     uint32_t cnt = 2;               /* acknowledged segments a segment of window, last computed */
     uint32_t cached_cwnd = 0;       /* the window it was computed for, and when */
     ns3::Time cached_at;
+
+    /* Linux's HyStart (bictcp's fields of the same names) */
+    void hystart_reset(ns3::Ptr<const ns3::TcpSocketState> tcb);
+    void hystart_update(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t delay_us);
+    bool found = false, round_begun = false;
+    uint32_t delay_min_us = 0;      /* the least RTT sample since the last timeout */
+    uint32_t curr_rtt_us = ~0u;     /* the least of this round's first samples */
+    uint32_t sample_cnt = 0;
+    double srtt_us = 0;             /* for the pacing rate: Linux's smoothed RTT */
+    ns3::Time round_start, train_last;
+    ns3::SequenceNumber32 end_seq;  /* the round ends once this is acknowledged */
 };
 
 }  // namespace topocoll

@@ -94,6 +94,8 @@ const char *HELP =
     "  --count-delivered on|off  with Linux's cubic: the window grows by the segments an ACK newly\n"
     "                       delivers, each counted once, as Linux counts them; off: ns-3's count, which\n"
     "                       counts again the segments SACKed before (after a timeout, a whole flight) [on]\n"
+    "  --linux-hystart on|off  with Linux's cubic: HyStart as Linux's, its thresholds and no RTT sample in\n"
+    "                       an avoidance epoch's first second; off: ns-3's, which ends more slow starts early [on]\n"
     "  --rto-min S          TCP's minimum RTO [0.2]; --delayed-ack S [0.04]\n"
     "  --loss-probes on|off Linux's tail loss probe and SACK loss detection (ns-3 has neither) [on]\n"
     "  --lost-retransmits on|off  a retransmission is lost once data sent after it is acknowledged,\n"
@@ -214,6 +216,7 @@ options parse(int argc, char **argv)
         else if (a == "--lost-retransmits") o.tcp.lost_retransmits = on_off(a.c_str(), v);
         else if (a == "--rack-recovery") o.tcp.rack_recovery = on_off(a.c_str(), v);
         else if (a == "--count-delivered") o.tcp.count_delivered = on_off(a.c_str(), v);
+        else if (a == "--linux-hystart") o.tcp.linux_hystart = on_off(a.c_str(), v);
         else if (a == "--small-queues") o.tcp.small_queues = on_off(a.c_str(), v);
         else if (a == "--forward-retransmits") o.tcp.forward_retransmits = on_off(a.c_str(), v);
         else if (a == "--timeout-keeps-ssthresh") o.tcp.timeout_keeps_ssthresh = on_off(a.c_str(), v);
@@ -240,7 +243,7 @@ options parse(int argc, char **argv)
     if (o.congestion != "cubic" && o.congestion != "newreno")
         usage_error("--congestion: '" + o.congestion + "'; valid: cubic, newreno");
     if (o.congestion != "cubic") o.linux_cubic = false;   /* it replaces cubic only */
-    if (!o.linux_cubic) o.tcp.count_delivered = false;    /* Linux's cubic takes the count */
+    if (!o.linux_cubic) o.tcp.count_delivered = o.tcp.linux_hystart = false;   /* parts of Linux's cubic */
     if (o.pace != "auto" && o.pace != "on" && o.pace != "off") usage_error("--pace: '" + o.pace + "'; valid: auto, on, off");
     if (o.rto_min <= 0 || o.rto_min > 60) usage_error("--rto-min: must be in (0, 60] seconds");
     if (o.nap < 0 || o.nap > 1) usage_error("--nap: must be in [0, 1] seconds");
@@ -380,7 +383,8 @@ std::string tcp_behaviours_json(const options &o)
     const std::pair<const char *, bool> flags[] = {
         {"small_queues", o.tcp.small_queues},   {"forward_retransmits", o.tcp.forward_retransmits},
         {"timeout_keeps_ssthresh", o.tcp.timeout_keeps_ssthresh}, {"rack_recovery", o.tcp.rack_recovery},
-        {"linux_cubic", o.linux_cubic},         {"count_delivered", o.tcp.count_delivered}};
+        {"linux_cubic", o.linux_cubic},         {"count_delivered", o.tcp.count_delivered},
+        {"linux_hystart", o.tcp.linux_hystart}};
     std::string json;
     for (const auto &[name, on] : flags) json += std::string(json.empty() ? "" : ", ") + "\"" + name + "\": " + (on ? "true" : "false");
     return json;
@@ -514,14 +518,14 @@ int main(int argc, char **argv)
         const double now = wall_now();
         printf("], \"bottleneck_load\": %.0f, \"checked\": %s, \"bad_bytes\": %lld, \"drops_switch\": %llu, "
                "\"drops_host\": %llu, \"drops_device\": %llu, \"messages\": %llu, \"fragments\": %llu, \"rendezvous\": %llu, "
-               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_counted_before\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
+               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_counted_before\": %llu, \"tcp_hystart_exits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
                "\"max_rss_mib\": %.1f, \"rendezvous_protocol\": \"%s\", \"skew\": %.9g, \"seed\": %llu, \"drops_by_port\": {",
                bound, check ? "true" : "false", bad_bytes[b], (unsigned long long)net.drops_switch,
                (unsigned long long)net.drops_host, (unsigned long long)net.drops_device, (unsigned long long)ss.messages, (unsigned long long)ss.fragments,
                (unsigned long long)ss.rendezvous, (unsigned long long)ss.wire_bytes, (unsigned long long)ss.timeouts, (unsigned long long)ss.recoveries,
                (unsigned long long)probing_tcp_probes(), (unsigned long long)probing_tcp_lost_retransmits(),
                (unsigned long long)probing_tcp_rack_lost(), (unsigned long long)probing_tcp_counted_before(),
-               (unsigned long long)ss.recovery_timeouts, ss.recovery_s,
+               (unsigned long long)probing_tcp_hystart_exits(), (unsigned long long)ss.recovery_timeouts, ss.recovery_s,
                (unsigned long long)probing_tcp_floor_timeouts(), connect_s, connect_drops, pl.native_choice,
                now - wall_mark, ru.ru_maxrss / 1024.0, o.rendezvous.c_str(), o.skew, o.seed);
         /* the switch ports that dropped most, most first */

@@ -57,7 +57,7 @@ using namespace ns3;
 
 namespace {
 
-uint64_t g_probes = 0, g_lost_retransmits = 0, g_rack_lost = 0, g_floor_timeouts = 0, g_counted_before = 0;
+uint64_t g_probes = 0, g_lost_retransmits = 0, g_rack_lost = 0, g_floor_timeouts = 0, g_counted_before = 0, g_hystart_exits = 0;
 small_queue_owner *g_sender = nullptr;   /* the socket whose data segment is on its way down the stack */
 
 /* g_sender for the scope of one data segment's send (ns-3 queues it synchronously) */
@@ -258,6 +258,8 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     {
         if (Ptr<topocoll::LinuxCubic> c = DynamicCast<topocoll::LinuxCubic>(m_congestionControl)) {
             c->may_grow = [this] { return cwnd_limited(); };
+            c->linux_hystart = opt.linux_hystart;
+            c->hystart_exit = [] { g_hystart_exits++; };
             c->newly_delivered = [this](uint32_t acked) {
                 const uint32_t again = std::min(acked, sacked_below);
                 sacked_below -= again;
@@ -508,5 +510,6 @@ uint64_t probing_tcp_probes() { return g_probes; }
 uint64_t probing_tcp_lost_retransmits() { return g_lost_retransmits; }
 uint64_t probing_tcp_rack_lost() { return g_rack_lost; }
 uint64_t probing_tcp_counted_before() { return g_counted_before; }
+uint64_t probing_tcp_hystart_exits() { return g_hystart_exits; }
 uint64_t probing_tcp_floor_timeouts() { return g_floor_timeouts; }
-void probing_tcp_reset() { g_probes = g_lost_retransmits = g_rack_lost = g_floor_timeouts = g_counted_before = 0; }
+void probing_tcp_reset() { g_probes = g_lost_retransmits = g_rack_lost = g_floor_timeouts = g_counted_before = g_hystart_exits = 0; }

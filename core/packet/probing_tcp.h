@@ -32,6 +32,9 @@ struct probing_tcp_options {
      * newly delivers, as Linux's tcp_ack counts them; ns-3 counts again the
      * ones SACKed before (probing_tcp.cc) */
     bool count_delivered = true;
+    /* the congestion control (Linux's cubic) runs Linux's HyStart, else
+     * ns-3's (linux_cubic.h) */
+    bool linux_hystart = true;
 };
 /* A connected-socket factory for a node: the subclass below, with the
  * node's TCP defaults (congestion control, recovery, RTT estimator). */
@@ -78,6 +81,7 @@ const char *probing_tcp_l4(bool hash);
 uint64_t probing_tcp_probes();   /* probes sent, all sockets, since the last reset */
 uint64_t probing_tcp_lost_retransmits();   /* lost retransmissions found and sent again, likewise */
 uint64_t probing_tcp_rack_lost();   /* first transmissions RACK found lost in a fast recovery, likewise */
+uint64_t probing_tcp_hystart_exits();     /* slow starts Linux's HyStart ended, likewise */
 uint64_t probing_tcp_counted_before();   /* acknowledged segments SACKed before, not counted again to the window, likewise */
 uint64_t probing_tcp_floor_timeouts();   /* timeouts after which the slow-start threshold is at its floor, 2 segments */
 void probing_tcp_reset();

@@ -60,6 +60,7 @@ def describe_model(m: dict) -> str:
              ("lost_retransmits", "RACK's lost retransmissions", "lost retransmissions left to the timeout"),
              ("rack_recovery", "RACK in fast recovery", "ns-3's fast recovery"),
              ("count_delivered", "the window grown by what an ACK delivers", None),
+             ("linux_hystart", "Linux's HyStart", None),
              ("forward_retransmits", "forward retransmissions", "no forward retransmission"),
              ("timeout_keeps_ssthresh", "timeouts keep a recovery's ssthresh", None),
              ("small_queues", "TCP small queues", "no TCP small queues")]
