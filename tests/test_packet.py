@@ -208,6 +208,25 @@ def test_print_settings_follow_the_options():
     assert "--rto-min" in settings("--rto-min", "0", expect=2)
 
 
+def test_bench_option_copies_match_the_simulator():
+    """The bench's CLI lists the simulator's --rendezvous and --host-queue
+    values and its --skew limit (argparse needs them before any simulator
+    runs); the simulator takes each listed value, reports it, and refuses
+    the next one out."""
+    def settings(*args):
+        return subprocess.run([SIM, "--print-settings", *args], capture_output=True, text=True, timeout=60)
+    for option, values, outside in (("--rendezvous", packet.RENDEZVOUS, "eager"),
+                                    ("--host-queue", packet.HOST_QUEUES, "short-first")):
+        for v in values:
+            proc = settings(option, v)
+            assert proc.returncode == 0 and json.loads(proc.stdout)[option[2:].replace("-", "_")] == v, proc.stderr
+        assert settings(option, outside).returncode == 2
+    defaults = json.loads(settings().stdout)   # the first listed is the simulator's default
+    assert defaults["rendezvous"] == packet.RENDEZVOUS[0] and defaults["host_queue"] == packet.HOST_QUEUES[0], defaults
+    assert settings("--skew", str(packet.MAX_SKEW)).returncode == 0
+    assert settings("--skew", str(packet.MAX_SKEW * 1.001)).returncode == 2
+
+
 def test_sizes_run_in_turn_on_the_same_connections(tmp_path):
     """--block A,B runs A's calls, then B's, in one simulation (as the
     benchmark program runs its sizes): a JSON line a size, in order, each

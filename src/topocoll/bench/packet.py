@@ -28,9 +28,12 @@ from .harness import Sample
 DEFAULT_RTO_MIN = "200ms"
 DEFAULT_NAP = "200us"            # the testbed's: a simulated rank naps as a real one there
 MAX_QUEUE_PACKETS = 1_000_000
-MAX_SKEW = 10.0                   # seconds (the simulator's own limit)
-RENDEZVOUS = ("put", "copy")      # the simulator's --rendezvous, its default first
-HOST_QUEUES = ("sparse-first", "fifo")   # the simulator's --host-queue (the testbed's short-first is not modelled)
+#: the simulator's --skew limit and its --rendezvous and --host-queue values, its
+#: default first, for the CLI before any simulator runs (the testbed's short-first is
+#: not modelled); tests/test_packet.py holds them to the simulator's --print-settings
+MAX_SKEW = 10.0                   # seconds
+RENDEZVOUS = ("put", "copy")
+HOST_QUEUES = ("sparse-first", "fifo")
 #: the PMPI library's variables the simulator takes, as its own options
 ENV_OPTIONS = {"TOPOCOLL_PACE": "--pace", "TOPOCOLL_PACE_LEAD": "--pace-lead", "TOPOCOLL_NAP": "--nap",
                "TOPOCOLL_PHASE_ORDER": "--phase-order", "TOPOCOLL_PIECE_SIZE": "--piece-size",
