@@ -196,12 +196,13 @@ def test_print_settings_follow_the_options():
         return json.loads(proc.stdout) if expect == 0 else proc.stderr
     own = settings()
     assert own["linux_cubic"] and own["count_delivered"] and own["rack_recovery"] and own["small_queues"], own
-    assert own["linux_hystart"] and "Linux's HyStart" in packet.describe_model(own), own
+    assert not own["linux_hystart"] and "HyStart" not in packet.describe_model(own), own
+    assert "Linux's HyStart" in packet.describe_model(settings("--linux-hystart", "on"))
     assert not own["forward_retransmits"] and own["sndbuf"] == 0 and own["rto_min_s"] == 0.2, own
     assert "TCP Cubic as Linux's" in packet.describe_model(own) and "send buffer autotuned" in packet.describe_model(own)
     ns3 = settings("--linux-cubic", "off", "--count-delivered", "on", "--small-queues", "off", "--sndbuf", "65536")
     assert not ns3["linux_cubic"] and not ns3["count_delivered"] and not ns3["small_queues"], ns3
-    assert not ns3["linux_hystart"] and not settings("--linux-hystart", "off")["linux_hystart"], ns3
+    assert not settings("--linux-cubic", "off", "--linux-hystart", "on")["linux_hystart"], ns3
     line = packet.describe_model(ns3)
     assert "ns-3's TcpCubic" in line and "no TCP small queues" in line and "send buffer 65536 bytes" in line, line
     assert not settings("--congestion", "newreno")["linux_cubic"]
@@ -546,8 +547,8 @@ def test_delivered_segments_are_counted_once(tmp_path):
 
 
 def test_linux_hystart_ends_slow_starts(tmp_path):
-    """Linux's HyStart (--linux-hystart on, the default with Linux's cubic)
-    ends a slow start from a window of 16 segments once a round's ACKs come
+    """Linux's HyStart (--linux-hystart on, with Linux's cubic; ns-3's by
+    default) ends a slow start from a window of 16 segments once a round's ACKs come
     in a train; the run counts the slow starts it ended.  pairwise on one
     switch of 4 machines, 256 KB through 100-frame ports: each connection's
     first slow start ends so, every byte right; with ns-3's HyStart
@@ -555,7 +556,7 @@ def test_linux_hystart_ends_slow_starts(tmp_path):
     on, off = tcp_behaviour_on_and_off(tmp_path, "--linux-hystart", "4", "pairwise", "--buffer", "100")
     assert on["tcp_hystart_exits"] >= 12 and off["tcp_hystart_exits"] == 0, (on, off)
     rec = simulate(tmp_path, "4", "--algorithm", "pairwise", "--block", "262144", "--buffer", "100", "--warmup", "0",
-                   "--repetitions", "1", "--check", "--linux-cubic", "off")
+                   "--repetitions", "1", "--check", "--linux-cubic", "off", "--linux-hystart", "on")
     assert rec["bad_bytes"] == 0 and not rec["linux_hystart"] and rec["tcp_hystart_exits"] == 0, rec
 
 

@@ -122,10 +122,8 @@ void LinuxCubic::PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked, cons
      * ACK that measured none): a repeated sample leaves the least RTT as it
      * was and counts once more towards a round's 8 */
     if (!rtt.IsStrictlyPositive()) return;
-    const double sample = (double)rtt.GetMicroSeconds();
-    srtt_us = srtt_us == 0 ? sample : srtt_us + (sample - srtt_us) / 8;
     if (in_epoch && last_ack - epoch_start < SAMPLES_SKIPPED) return;
-    const uint32_t delay = std::max<uint32_t>(1, (uint32_t)sample);
+    const uint32_t delay = std::max<uint32_t>(1, (uint32_t)rtt.GetMicroSeconds());
     if (delay_min_us == 0 || delay < delay_min_us) delay_min_us = delay;
     if (!found && tcb->m_cWnd < tcb->m_ssThresh && tcb->GetCwndInSegments() >= HYSTART_LOW_WINDOW)
         hystart_update(tcb, delay);
@@ -146,8 +144,7 @@ void LinuxCubic::hystart_update(Ptr<TcpSocketState> tcb, uint32_t delay_us)
     const Time now = Simulator::Now();
     if (now - train_last <= HYSTART_ACK_DELTA) {   /* the ACK train */
         train_last = now;
-        /* the pacing rate in slow start (tcp_update_pacing_rate): twice the window a smoothed RTT */
-        const double rate = srtt_us > 0 ? 2.0 * tcb->m_cWnd.Get() / (srtt_us * 1e-6) : 0;
+        const double rate = pacing_rate ? pacing_rate() : 0;   /* hystart_ack_delay */
         const double ack_delay_us = rate > 0 ? std::min(1000.0, GSO_MAX_SIZE * 4 * 1e6 / rate) : 0;
         if ((double)(now - round_start).GetMicroSeconds() > (delay_min_us + ack_delay_us) / 2) found = true;
     }

@@ -13,7 +13,7 @@
 
 namespace topocoll {
 
-/* HyStart is Linux's (linux_hystart; else ns-3's, TcpCubic's): a slow
+/* HyStart is ns-3's (TcpCubic's), or with linux_hystart Linux's: a slow
  * start from a window of 16 segments ends where a round's ACKs have come
  * in a train, none more than 2 ms after the last, for longer than half of
  * (the least RTT + min(1 ms, 4 x 64 KB at the pacing rate)), or where the
@@ -53,9 +53,11 @@ class LinuxCubic : public ns3::TcpCubic {
      * delivered (the socket's count, probing_tcp.cc); none: all of them */
     std::function<uint32_t(uint32_t)> newly_delivered;
     /* HyStart as Linux's (above), else ns-3's */
-    bool linux_hystart = true;
+    bool linux_hystart = false;
     /* slow starts HyStart ended (Linux's), for the run's counters */
     std::function<void()> hystart_exit;
+    /* the socket's pacing rate, bytes a second (HyStart's ACK allowance); none: 0 */
+    std::function<double()> pacing_rate;
 
   private:
     void reset();
@@ -80,7 +82,6 @@ class LinuxCubic : public ns3::TcpCubic {
     uint32_t delay_min_us = 0;      /* the least RTT sample since the last timeout */
     uint32_t curr_rtt_us = ~0u;     /* the least of this round's first samples */
     uint32_t sample_cnt = 0;
-    double srtt_us = 0;             /* for the pacing rate: Linux's smoothed RTT */
     ns3::Time round_start, train_last;
     ns3::SequenceNumber32 end_seq;  /* the round ends once this is acknowledged */
 };

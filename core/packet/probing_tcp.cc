@@ -259,6 +259,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         if (Ptr<topocoll::LinuxCubic> c = DynamicCast<topocoll::LinuxCubic>(m_congestionControl)) {
             c->may_grow = [this] { return cwnd_limited(); };
             c->linux_hystart = opt.linux_hystart;
+            c->pacing_rate = [this] { return pacing_rate(); };
             c->hystart_exit = [] { g_hystart_exits++; };
             c->newly_delivered = [this](uint32_t acked) {
                 const uint32_t again = std::min(acked, sacked_below);
@@ -289,21 +290,24 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     uint32_t in_queue = 0;           /* bytes of its segments in its machine's queue */
     mutable bool throttled = false;  /* held back by them: send when one leaves */
 
-    /* tcp_small_queue_check's limit in bytes of packets: max(2 x a
-     * segment's truesize, the pacing rate >> 10), the rate as
-     * tcp_update_pacing_rate sets it (cwnd x MSS / SRTT, x 2 below half the
-     * slow-start threshold, else x 1.2), doubled in a recovery
-     * (tcp_xmit_retransmit_queue's factor 1) */
-    uint32_t small_queue_limit() const
+    /* The pacing rate in bytes a second as tcp_update_pacing_rate sets it:
+     * cwnd x MSS / SRTT, x 2 below half the slow-start threshold, else x 1.2;
+     * 0 before an RTT is measured */
+    double pacing_rate() const
     {
         const uint64_t mss = m_tcb->m_segmentSize, cwnd = m_tcb->m_cWnd.Get() / mss;
         const double srtt = m_rtt->GetEstimate().GetSeconds();
-        uint64_t truesize = 2 * LINUX_SEGMENT_TRUESIZE;
-        if (srtt > 0) {
-            const double ratio = cwnd < m_tcb->m_ssThresh.Get() / mss / 2 ? 2.0 : 1.2;
-            truesize = std::max(truesize, (uint64_t)(ratio * (double)(cwnd * mss) / srtt) >> 10);
-        }
-        if (!in_order()) truesize *= 2;
+        if (srtt <= 0) return 0;
+        const double ratio = cwnd < m_tcb->m_ssThresh.Get() / mss / 2 ? 2.0 : 1.2;
+        return ratio * (double)(cwnd * mss) / srtt;
+    }
+    /* tcp_small_queue_check's limit in bytes of packets: max(2 x a
+     * segment's truesize, the pacing rate >> 10), doubled in a recovery
+     * (tcp_xmit_retransmit_queue's factor 1) */
+    uint32_t small_queue_limit() const
+    {
+        const uint64_t mss = m_tcb->m_segmentSize;
+        const uint64_t truesize = std::max<uint64_t>(2 * LINUX_SEGMENT_TRUESIZE, (uint64_t)pacing_rate() >> 10) * (in_order() ? 1 : 2);
         return (uint32_t)(truesize * (mss + TCP_IP_HEADERS) / LINUX_SEGMENT_TRUESIZE);   /* a full packet's truesize */
     }
     void send_again()

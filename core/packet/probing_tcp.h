@@ -33,8 +33,9 @@ struct probing_tcp_options {
      * ones SACKed before (probing_tcp.cc) */
     bool count_delivered = true;
     /* the congestion control (Linux's cubic) runs Linux's HyStart, else
-     * ns-3's (linux_cubic.h) */
-    bool linux_hystart = true;
+     * ns-3's (linux_cubic.h; off by default: it did not bring the validation
+     * in, docs/results/2026-11-28-packet-hystart.md) */
+    bool linux_hystart = false;
 };
 /* A connected-socket factory for a node: the subclass below, with the
  * node's TCP defaults (congestion control, recovery, RTT estimator). */
