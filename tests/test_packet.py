@@ -30,6 +30,11 @@ def topo_file(tmp_path, spec: str):
     return path
 
 
+def print_settings(*args: str) -> subprocess.CompletedProcess:
+    """topocoll-packet --print-settings with these options, as it ran."""
+    return subprocess.run([SIM, "--print-settings", *args], capture_output=True, text=True, timeout=60)
+
+
 def simulate(tmp_path, spec: str, *args, expect: int = 0) -> dict:
     proc = subprocess.run([SIM, "--topology", str(topo_file(tmp_path, spec)), "--rate", "1e8", *args],
                           capture_output=True, text=True, timeout=300)
@@ -174,8 +179,9 @@ def test_bench_backend(tmp_path):
     assert "ns-3" in rows[0]["settings"] and "buffer_packets=32" in rows[0]["settings"]
     assert "rendezvous=put" in rows[0]["settings"]
     # the TCP described is the simulator's own account of its defaults
-    own = json.loads(subprocess.run([SIM, "--print-settings", "--buffer", "32"], capture_output=True, text=True,
-                                    check=True).stdout)
+    proc_settings = print_settings("--buffer", "32")
+    assert proc_settings.returncode == 0, proc_settings.stderr
+    own = json.loads(proc_settings.stdout)
     assert f"network={packet.describe_model(own)}" in rows[0]["settings"], rows[0]["settings"]
     # what the simulations saw: a line each with drops, timeouts, the worst port and the wall time
     block = proc.stdout.split("packet simulation")[1].split("\n\n")[0]
@@ -191,7 +197,7 @@ def test_print_settings_follow_the_options():
     off; an option that needs Linux's cubic is off without it; a bad value
     is refused as in a run.  A result's settings line is built from it."""
     def settings(*args, expect=0):
-        proc = subprocess.run([SIM, "--print-settings", *args], capture_output=True, text=True, timeout=60)
+        proc = print_settings(*args)
         assert proc.returncode == expect, proc.stderr
         return json.loads(proc.stdout) if expect == 0 else proc.stderr
     own = settings()
@@ -214,8 +220,7 @@ def test_bench_option_copies_match_the_simulator():
     values and its --skew limit (argparse needs them before any simulator
     runs); the simulator takes each listed value, reports it, and refuses
     the next one out."""
-    def settings(*args):
-        return subprocess.run([SIM, "--print-settings", *args], capture_output=True, text=True, timeout=60)
+    settings = print_settings
     for option, values, outside in (("--rendezvous", packet.RENDEZVOUS, "eager"),
                                     ("--host-queue", packet.HOST_QUEUES, "short-first")):
         for v in values:
