@@ -9,10 +9,15 @@
   packet_validation.py replay DIR TAG [FLAGS...]
         simulate every recorded run with its starts, the way it was recorded
         (apart, or in turn on the same connections); FLAGS go to topocoll-packet,
-        e.g. --linux-cubic off
-  packet_validation.py compare DIR TAG...
+        e.g. --linux-cubic off; ONLY=88|32|linear|32768,444|100 (prefixes of
+        TOPOLOGY|BUFFER|ALGORITHM|BLOCK) replays only those points
+  packet_validation.py compare DIR[,DIR...] TAG...
         pooled simulated median / pooled testbed median at each point, with a
-        90 % bootstrap interval
+        90 % bootstrap interval; several recordings (each replayed as TAG) pool
+        their runs
+  packet_validation.py agreement DIR1 DIR2
+        the testbed against itself: DIR2's pooled median / DIR1's at each point,
+        the same interval and count, to set the simulator's beside
 
 Run `record` on an idle machine (about 35 minutes; 25 with --in-turn); `replay`
 takes 10-15 minutes with two jobs (JOBS=n to change) and its results do not
@@ -91,6 +96,7 @@ def replay(d: Path, tag: str, flags: list[str]) -> None:
     an algorithm's sizes in turn in one."""
     from topocoll._core import Topology, TopocollError
     from topocoll.bench.packet import PacketBackend
+    only = [o for o in os.environ.get("ONLY", "").split(",") if o]   # points, e.g. 88|32|linear|32768
     in_turn = not (d / ORDER).exists() or (d / ORDER).read_text().split() == ["in-turn"]
     jobs, backends = [], []
     for starts in sorted(glob.glob(str(d / "st_*_r*.txt"))):
@@ -101,6 +107,8 @@ def replay(d: Path, tag: str, flags: list[str]) -> None:
         backends.append(backend)
         for alg in ALGORITHMS:
             for sizes in [list(SIZES)] if in_turn else [[size] for size in SIZES]:
+                if only and not any(f"{topo}|{buf}|{alg}|{sizes[0]}".startswith(o) for o in only):
+                    continue
                 jobs.append((f"{topo}|{buf}|{run}|{alg}", backend, alg, sizes))
 
     def go(job):
@@ -122,21 +130,24 @@ def replay(d: Path, tag: str, flags: list[str]) -> None:
     (d / f"sim_{tag}.json").write_text(json.dumps({"flags": flags, "in_turn": in_turn, "runs": out}))
 
 
-def testbed_runs(d: Path) -> dict:
+def testbed_runs(dirs: list[Path]) -> dict:
+    """(topology, buffer, algorithm, block) -> run -> its timed calls' seconds"""
     runs: dict = {}
-    for f in glob.glob(str(d / "tb_*_r*.csv")):
-        topo, buf, run = Path(f).stem.split("_")[1:4]
-        for row in csv.DictReader(open(f)):
-            key = (topo, int(buf), row["algorithm"], int(row["msize_bytes"]))
-            runs.setdefault(key, {}).setdefault(run, []).append(float(row["seconds"]))
+    for k, d in enumerate(dirs):
+        for f in glob.glob(str(d / "tb_*_r*.csv")):
+            topo, buf, run = Path(f).stem.split("_")[1:4]
+            for row in csv.DictReader(open(f)):
+                key = (topo, int(buf), row["algorithm"], int(row["msize_bytes"]))
+                runs.setdefault(key, {}).setdefault(f"{k}:{run}", []).append(float(row["seconds"]))
     return runs
 
 
-def simulated_runs(d: Path, tag: str) -> dict:
+def simulated_runs(dirs: list[Path], tag: str) -> dict:
     runs: dict = {}
-    for key, rec in json.loads((d / f"sim_{tag}.json").read_text())["runs"].items():
-        topo, buf, run, alg, size = key.split("|")
-        runs.setdefault((topo, int(buf), alg, int(size)), {})[run] = rec["times"]
+    for k, d in enumerate(dirs):
+        for key, rec in json.loads((d / f"sim_{tag}.json").read_text())["runs"].items():
+            topo, buf, run, alg, size = key.split("|")
+            runs.setdefault((topo, int(buf), alg, int(size)), {})[f"{k}:{run}"] = rec["times"]
     return runs
 
 
@@ -150,28 +161,38 @@ def resampled(runs: dict, rng: random.Random) -> float:
     return st.median([rng.choice(calls) for calls in picks for _ in calls])
 
 
-def compare(d: Path, tags: list[str]) -> None:
-    tb = testbed_runs(d)
+def ratios(tag: str, names: tuple[str, str], base: dict, other: dict) -> None:
+    """other's pooled median / base's at each point both have, its 90 %
+    bootstrap interval, and how many are within 10 %"""
+    rng, within, meets = random.Random(1), 0, 0
+    keys = sorted(k for k in base if k in other)
+    print(f"== {tag}")
+    for key in keys:
+        t, s = pooled(base[key]), pooled(other[key])
+        q = sorted(resampled(other[key], rng) / resampled(base[key], rng) for _ in range(2000))
+        lo, hi = q[100], q[1899]
+        ok = abs(s / t - 1) <= 0.10
+        within += ok
+        meets += lo <= 1.10 and hi >= 0.90
+        print(f"{TOPOLOGIES[key[0]]:>12} {key[1]:>3} {key[2]:<11} {key[3] // 1024:>4}K  {names[0]} {t * 1e3:7.1f} ms"
+              f"  {names[1]} {s * 1e3:7.1f} ms  {s / t:5.2f} [{lo:4.2f}, {hi:4.2f}]{'' if ok else '  X'}")
+    print(f"{tag}: {within} of {len(keys)} within 10 %; the ratio's 90 % interval meets [0.90, 1.10] at {meets}")
+
+
+def compare(dirs: list[Path], tags: list[str]) -> None:
+    tb = testbed_runs(dirs)
     apart = sum(max(map(st.median, r.values())) / min(map(st.median, r.values())) > 1.10 for r in tb.values())
     print(f"testbed: {len(tb)} points; at {apart} its runs' medians lie more than 10 % apart")
     for tag in tags:
-        sim, rng = simulated_runs(d, tag), random.Random(1)
-        within = meets = 0
-        print(f"== {tag}")
-        for key in sorted(tb):
-            t, s = pooled(tb[key]), pooled(sim[key])
-            q = sorted(resampled(sim[key], rng) / resampled(tb[key], rng) for _ in range(2000))
-            lo, hi = q[100], q[1899]
-            ok = abs(s / t - 1) <= 0.10
-            within += ok
-            meets += lo <= 1.10 and hi >= 0.90
-            print(f"{TOPOLOGIES[key[0]]:>12} {key[1]:>3} {key[2]:<11} {key[3] // 1024:>4}K  testbed {t * 1e3:7.1f} ms"
-                  f"  simulated {s * 1e3:7.1f} ms  {s / t:5.2f} [{lo:4.2f}, {hi:4.2f}]{'' if ok else '  X'}")
-        print(f"{tag}: {within} of {len(tb)} within 10 %; the ratio's 90 % interval meets [0.90, 1.10] at {meets}")
+        ratios(tag, ("testbed", "simulated"), tb, simulated_runs(dirs, tag))
+
+
+def agreement(first: Path, second: Path) -> None:
+    ratios(f"{second} / {first}", ("first", "second"), testbed_runs([first]), testbed_runs([second]))
 
 
 def main(argv: list[str]) -> None:
-    if len(argv) < 2 or argv[0] not in ("record", "replay", "compare") or argv[0] == "-h":
+    if len(argv) < 2 or argv[0] not in ("record", "replay", "compare", "agreement") or argv[0] == "-h":
         sys.exit(__doc__)
     d = Path(argv[1])
     if argv[0] == "record":
@@ -182,8 +203,12 @@ def main(argv: list[str]) -> None:
         if len(argv) < 3:
             sys.exit(__doc__)
         replay(d, argv[2], argv[3:])
+    elif argv[0] == "agreement":
+        if len(argv) != 3:
+            sys.exit(__doc__)
+        agreement(d, Path(argv[2]))
     else:
-        compare(d, argv[2:])
+        compare([Path(x) for x in argv[1].split(",")], argv[2:])
 
 
 if __name__ == "__main__":

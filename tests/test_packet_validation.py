@@ -1,0 +1,73 @@
+"""scripts/packet_validation.py's comparisons on hand-made recordings: the
+testbed against itself (agreement), the simulator against several recordings
+pooled (compare DIR,DIR), and ONLY's points."""
+
+import csv
+import importlib.util
+import json
+from pathlib import Path
+
+spec = importlib.util.spec_from_file_location(
+    "packet_validation", Path(__file__).resolve().parents[1] / "scripts" / "packet_validation.py")
+pv = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(pv)
+
+POINTS = [("88", 32, "linear", 32768), ("88", 32, "pairwise", 32768)]
+
+
+def recording(d: Path, seconds: dict, runs: int = 3) -> Path:
+    """A recording of `runs` runs of 9 calls a point, each call seconds[point]
+    (a list: one value a run)."""
+    d.mkdir()
+    for run in range(1, runs + 1):
+        with open(d / f"tb_88_32_r{run}.csv", "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["backend", "topology", "algorithm", "ranks", "msize_bytes", "repetition", "seconds"])
+            for (_, _, alg, size), per_run in seconds.items():
+                for k in range(pv.REPETITIONS):
+                    w.writerow(["testbed", "chain:8,8", alg, 16, size, k, per_run[run - 1]])
+    return d
+
+
+def simulated(d: Path, tag: str, seconds: dict) -> None:
+    runs = {f"{topo}|{buf}|r{run}|{alg}|{size}": {"block": size, "times": [per_run[run - 1]] * pv.REPETITIONS}
+            for (topo, buf, alg, size), per_run in seconds.items() for run in range(1, len(per_run) + 1)}
+    (d / f"sim_{tag}.json").write_text(json.dumps({"flags": [], "in_turn": False, "runs": runs}))
+
+
+def lines(out: str) -> dict:
+    return {(ln.split()[2], ln.split()[3]): ln for ln in out.splitlines() if ln.startswith("   chain:8,8")}
+
+
+def test_agreement_marks_the_points_apart(tmp_path, capsys):
+    first = recording(tmp_path / "a", {POINTS[0]: [0.30] * 3, POINTS[1]: [0.30] * 3})
+    second = recording(tmp_path / "b", {POINTS[0]: [0.31] * 3, POINTS[1]: [0.40] * 3})
+    pv.agreement(first, second)
+    out = capsys.readouterr().out
+    got = lines(out)
+    assert "1.03" in got[("linear", "32K")] and "X" not in got[("linear", "32K")]
+    assert "1.33" in got[("pairwise", "32K")] and got[("pairwise", "32K")].endswith("X")
+    assert "1 of 2 within 10 %" in out
+
+
+def test_compare_pools_recordings(tmp_path, capsys):
+    # each recording alone puts pairwise 20 % off; pooled, their six runs' median is the simulator's
+    a = recording(tmp_path / "a", {POINTS[0]: [0.30] * 3, POINTS[1]: [0.25] * 3})
+    b = recording(tmp_path / "b", {POINTS[0]: [0.30] * 3, POINTS[1]: [0.36] * 3})
+    for d in (a, b):
+        simulated(d, "t", {POINTS[0]: [0.30] * 3, POINTS[1]: [0.30] * 3})
+    pv.compare([a], ["t"])
+    alone = capsys.readouterr().out
+    assert lines(alone)[("pairwise", "32K")].endswith("X") and "1 of 2 within 10 %" in alone
+    pv.compare([a, b], ["t"])
+    both = capsys.readouterr().out
+    assert "2 of 2 within 10 %" in both
+    assert "testbed   305.0 ms" in lines(both)[("pairwise", "32K")]   # the median of 0.25 x 27, 0.36 x 27
+
+
+def test_compare_takes_only_the_points_replayed(tmp_path, capsys):
+    a = recording(tmp_path / "a", {POINTS[0]: [0.30] * 3, POINTS[1]: [0.30] * 3})
+    simulated(a, "t", {POINTS[1]: [0.30] * 3})
+    pv.compare([a], ["t"])
+    out = capsys.readouterr().out
+    assert list(lines(out)) == [("pairwise", "32K")] and "1 of 1 within 10 %" in out
