@@ -107,8 +107,8 @@ def replay(d: Path, tag: str, flags: list[str]) -> None:
         backends.append(backend)
         for alg in ALGORITHMS:
             for sizes in [list(SIZES)] if in_turn else [[size] for size in SIZES]:
-                if only and not any(f"{topo}|{buf}|{alg}|{sizes[0]}".startswith(o) for o in only):
-                    continue
+                if only and not any(f"{topo}|{buf}|{alg}|{size}".startswith(o) for o in only for size in sizes):
+                    continue   # an in-turn job (all sizes) runs whole if any of its sizes is asked for
                 jobs.append((f"{topo}|{buf}|{run}|{alg}", backend, alg, sizes))
 
     def go(job):
