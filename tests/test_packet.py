@@ -666,3 +666,37 @@ def test_every_drop_is_a_named_ports(tmp_path):
                    "--warmup", "0", "--repetitions", "2", "--check")
     assert rec["drops_switch"] > 100 and rec["drops_unplaced"] == 0, rec
     assert sum(rec["drops_by_port"].values()) == rec["drops_switch"], rec
+
+
+def test_trace_has_a_line_for_each_call_timeout_and_drop(tmp_path):
+    """--trace writes each call's start (index, block, timed or not), each
+    timeout (first, or repeat: the connection had not recovered from its
+    last) and each drop, as many as the JSON counts; the run itself is the
+    same as without it.  A trace that cannot be written is an error."""
+    args = ["--algorithm", "linear", "--block", "32768,16384", "--warmup", "1", "--repetitions", "2", "--buffer", "8",
+            "--no-check"]
+    path = tmp_path / "events.trace"
+    proc = subprocess.run([SIM, "--topology", str(topo_file(tmp_path, "chain:4,4")), "--rate", "1e8", *args,
+                           "--trace", str(path)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = [json.loads(line) for line in proc.stdout.splitlines()]
+    plain = subprocess.run([SIM, "--topology", str(topo_file(tmp_path, "chain:4,4")), "--rate", "1e8", *args],
+                           capture_output=True, text=True, timeout=300)
+    assert [r["times"] for r in results] == [json.loads(l)["times"] for l in plain.stdout.splitlines()]
+    lines = [l.split() for l in path.read_text().splitlines()]
+    times = [float(w[0]) for w in lines]
+    assert times == sorted(times) and times[0] >= 0
+    calls = [w[2:] for w in lines if w[1] == "call"]
+    assert calls == [["0", "32768", "untimed"], ["1", "32768", "timed"], ["2", "32768", "timed"],
+                     ["3", "16384", "untimed"], ["4", "16384", "timed"], ["5", "16384", "timed"]]
+    timeouts = [w for w in lines if w[1] == "timeout"]
+    drops = [w for w in lines if w[1] == "drop"]
+    assert sum(r["tcp_timeouts"] + r["tcp_repeat_timeouts"] for r in results) == len(timeouts) > 0
+    assert sum(r["tcp_repeat_timeouts"] for r in results) == sum(w[3] == "repeat" for w in timeouts)
+    assert all(re.fullmatch(r"[\d.]+:\d+->[\d.]+:\d+", w[2]) and w[3] in ("first", "repeat") for w in timeouts)
+    assert sum(r["drops_switch"] + r["drops_host"] for r in results) == len(drops) > 0
+    ports = {w[2] for w in drops}
+    assert ports <= set(results[0]["drops_by_port"]) | set(results[1]["drops_by_port"]) | {"host"}, ports
+    bad = subprocess.run([SIM, "--topology", str(topo_file(tmp_path, "chain:2,2")), "--rate", "1e8",
+                          "--trace", str(tmp_path / "no" / "such" / "dir" / "t")], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and "cannot write the trace" in bad.stderr and bad.stdout == "", bad.stderr

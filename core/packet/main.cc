@@ -28,6 +28,7 @@
 #include "linux_cubic.h"
 #include "native_openmpi.h"
 #include "ns3/version-defines.h"
+#include "event_trace.h"
 #include "probing_tcp.h"
 #include "sim_mpi.h"
 #include "tree_net.h"
@@ -63,6 +64,7 @@ struct options {
     long long corrupt_message = 0;
     bool progress = false;
     bool print_settings = false;   /* print the network's and TCP's settings as JSON and stop */
+    std::string trace;             /* --trace FILE: call starts, timeouts and drops, a line each (event_trace.h) */
 };
 
 const size_t MAX_BLOCKS = 64;   /* sizes in one run, as the benchmark program takes */
@@ -137,6 +139,9 @@ const char *HELP =
     "  --sync-depth N, --phase-order NAME, --segment-size BYTES, --fanout N: the planner's options\n"
     "  --check | --no-check carry and check every byte [when the buffers fit in 1 GiB]\n"
     "  --give-up S          stop a call still running S simulated seconds after it began; the JSON says so [0: never]\n"
+    "  --trace FILE         write a line for each call's start, TCP timeout (first or repeat: the connection\n"
+    "                       had not recovered from its last) and dropped packet, with the simulated time\n"
+    "                       (scripts/timeline.py reads it beside a kernel trace of the testbed)\n"
     "  --progress           lines on stderr as calls start (after 5 s of wall time) and every simulated second (after 30 s)\n"
     "  --corrupt-message K  flip a byte of the K-th message with data (tests the check)\n";
 
@@ -225,6 +230,7 @@ options parse(int argc, char **argv)
         else if (a == "--piece-size") o.piece_size = whole(a.c_str(), v, 1, 1LL << 30);
         else if (a == "--nap") o.nap = number(a.c_str(), v);
         else if (a == "--give-up") o.give_up = number(a.c_str(), v);
+        else if (a == "--trace") o.trace = v;
         else if (a == "--skew") o.skew = number(a.c_str(), v);
         else if (a == "--starts") o.starts = v;
         else if (a == "--host-cores") o.host_cores = (int)whole(a.c_str(), v, 0, 4096);
@@ -518,7 +524,7 @@ int main(int argc, char **argv)
         const double now = wall_now();
         printf("], \"bottleneck_load\": %.0f, \"checked\": %s, \"bad_bytes\": %lld, \"drops_switch\": %llu, "
                "\"drops_host\": %llu, \"drops_device\": %llu, \"messages\": %llu, \"fragments\": %llu, \"rendezvous\": %llu, "
-               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_counted_before\": %llu, \"tcp_hystart_exits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
+               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_counted_before\": %llu, \"tcp_hystart_exits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"tcp_repeat_timeouts\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
                "\"max_rss_mib\": %.1f, \"rendezvous_protocol\": \"%s\", \"skew\": %.9g, \"seed\": %llu, \"drops_by_port\": {",
                bound, check ? "true" : "false", bad_bytes[b], (unsigned long long)net.drops_switch,
                (unsigned long long)net.drops_host, (unsigned long long)net.drops_device, (unsigned long long)ss.messages, (unsigned long long)ss.fragments,
@@ -526,7 +532,7 @@ int main(int argc, char **argv)
                (unsigned long long)probing_tcp_probes(), (unsigned long long)probing_tcp_lost_retransmits(),
                (unsigned long long)probing_tcp_rack_lost(), (unsigned long long)probing_tcp_counted_before(),
                (unsigned long long)probing_tcp_hystart_exits(), (unsigned long long)ss.recovery_timeouts, ss.recovery_s,
-               (unsigned long long)probing_tcp_floor_timeouts(), connect_s, connect_drops, pl.native_choice,
+               (unsigned long long)probing_tcp_floor_timeouts(), (unsigned long long)probing_tcp_repeat_timeouts(), connect_s, connect_drops, pl.native_choice,
                now - wall_mark, ru.ru_maxrss / 1024.0, o.rendezvous.c_str(), o.skew, o.seed);
         /* the switch ports that dropped most, most first */
         std::vector<const port_drops *> worst;
@@ -554,6 +560,13 @@ int main(int argc, char **argv)
             Simulator::Schedule(Seconds(1), +[] { tick(); });
         };
         Simulator::Schedule(Seconds(1), +[] { tick(); });
+    }
+    if (!o.trace.empty()) {
+        const std::string err = event_trace_open(o.trace);
+        if (!err.empty()) {
+            fprintf(stderr, "topocoll-packet: error: %s\n", err.c_str());
+            return 1;
+        }
     }
     sim_run_ranks([&](int me) {
         for (size_t b = 0; b < sizes; b++) {
@@ -585,6 +598,7 @@ int main(int argc, char **argv)
                 sim_barrier(pl.start_lines ? pl.starts[(size_t)line * p + (size_t)me]
                             : o.skew > 0 ? o.skew * uniform(o.seed, k, me) : 0);
                 double t0 = SIM_Wtime();
+                if (me == 0) event_trace("call %d %lld %s", c, m, k < o.warmup ? "untimed" : "timed");
                 if (me == 0 && o.progress && wall_now() - wall0 > 5)   /* long runs only */
                     fprintf(stderr, "topocoll-packet: %lld B: call %d of %d (%s) starts at %.3f s simulated, %.1f s of wall time\n",
                             m, k + 1, per, k < o.warmup ? "warm-up" : "timed", t0, wall_now() - wall0);
@@ -619,6 +633,10 @@ int main(int argc, char **argv)
         }
     }, 256 * 1024);
     report(sizes - 1);   /* after the simulation: its last ACKs and timers counted */
+    if (!event_trace_close()) {
+        fprintf(stderr, "topocoll-packet: error: writing the trace %s failed\n", o.trace.c_str());
+        return 1;
+    }
 
     Simulator::Destroy();
     long long bad = 0;

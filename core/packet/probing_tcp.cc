@@ -47,17 +47,19 @@
  * report of one leaving sends again. */
 #include "probing_tcp.h"
 
+#include "event_trace.h"
 #include "linux_cubic.h"
 
 #include <algorithm>
 #include <list>
+#include <sstream>
 #include <unordered_map>
 
 using namespace ns3;
 
 namespace {
 
-uint64_t g_probes = 0, g_lost_retransmits = 0, g_rack_lost = 0, g_floor_timeouts = 0, g_counted_before = 0, g_hystart_exits = 0;
+uint64_t g_probes = 0, g_lost_retransmits = 0, g_rack_lost = 0, g_floor_timeouts = 0, g_counted_before = 0, g_hystart_exits = 0, g_repeat_timeouts = 0;
 small_queue_owner *g_sender = nullptr;   /* the socket whose data segment is on its way down the stack */
 
 /* g_sender for the scope of one data segment's send (ns-3 queues it synchronously) */
@@ -229,7 +231,18 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         const bool keep = opt.timeout_keeps_ssthresh && m_tcb->m_congState == TcpSocketState::CA_RECOVERY;
         const uint32_t ssthresh = m_tcb->m_ssThresh;
         const uint32_t retries = m_dataRetrCount;
+        const bool again = m_tcb->m_congState == TcpSocketState::CA_LOSS;   /* not recovered from the last one */
         TcpSocketBase::ReTxTimeout();
+        if (m_dataRetrCount != retries) {
+            if (again) g_repeat_timeouts++;
+            if (event_tracing() && m_endPoint) {
+                std::ostringstream local, peer;
+                m_endPoint->GetLocalAddress().Print(local);
+                m_endPoint->GetPeerAddress().Print(peer);
+                event_trace("timeout %s:%u->%s:%u %s", local.str().c_str(), (unsigned)m_endPoint->GetLocalPort(),
+                            peer.str().c_str(), (unsigned)m_endPoint->GetPeerPort(), again ? "repeat" : "first");
+            }
+        }
         if (keep) m_tcb->m_ssThresh = ssthresh;
         if (m_dataRetrCount != retries && m_tcb->m_ssThresh <= 2 * m_tcb->m_segmentSize) g_floor_timeouts++;
     }
@@ -516,4 +529,5 @@ uint64_t probing_tcp_rack_lost() { return g_rack_lost; }
 uint64_t probing_tcp_counted_before() { return g_counted_before; }
 uint64_t probing_tcp_hystart_exits() { return g_hystart_exits; }
 uint64_t probing_tcp_floor_timeouts() { return g_floor_timeouts; }
-void probing_tcp_reset() { g_probes = g_lost_retransmits = g_rack_lost = g_floor_timeouts = g_counted_before = g_hystart_exits = 0; }
+uint64_t probing_tcp_repeat_timeouts() { return g_repeat_timeouts; }
+void probing_tcp_reset() { g_probes = g_lost_retransmits = g_rack_lost = g_floor_timeouts = g_counted_before = g_hystart_exits = g_repeat_timeouts = 0; }

@@ -85,6 +85,7 @@ uint64_t probing_tcp_rack_lost();   /* first transmissions RACK found lost in a 
 uint64_t probing_tcp_hystart_exits();     /* slow starts Linux's HyStart ended, likewise */
 uint64_t probing_tcp_counted_before();   /* acknowledged segments SACKed before, not counted again to the window, likewise */
 uint64_t probing_tcp_floor_timeouts();   /* timeouts after which the slow-start threshold is at its floor, 2 segments */
+uint64_t probing_tcp_repeat_timeouts();   /* timeouts of a connection not recovered from its last one (its backed-off RTO) */
 void probing_tcp_reset();
 
 #endif

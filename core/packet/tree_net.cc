@@ -1,6 +1,7 @@
 /* The switch tree in ns-3 (tree_net.h says what it builds). */
 #include "tree_net.h"
 
+#include "event_trace.h"
 #include "probing_tcp.h"
 
 #include "ns3/point-to-point-module.h"
@@ -237,7 +238,7 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
     for (int n = 0; n < nodes; n++) {
         bool ok = tc_topology_machine_rank(t, n) >= 0
             ? net.node[n]->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
-                  "TcDrop", MakeBoundCallback(+[](uint64_t *c, Ptr<const Packet>) { ++*c; }, &net.drops_host))
+                  "TcDrop", MakeBoundCallback(+[](uint64_t *c, Ptr<const Packet>) { ++*c; event_trace("drop host"); }, &net.drops_host))
             : net.node[n]->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
                   "TcDrop", MakeBoundCallback(+[](tree_net *tn, Ptr<const Packet>) {
                       ++tn->drops_switch;
@@ -284,9 +285,9 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                 Ptr<TrafficControlLayer> tcl = net.node[n]->GetObject<TrafficControlLayer>();
                 tcl->SetRootQueueDiscOnDevice(dev, qd);
                 qd->TraceConnectWithoutContext("Drop", MakeBoundCallback(
-                    +[](uint64_t *c, Ptr<const QueueDiscItem>) { ++*c; }, &net.drops_host));
+                    +[](uint64_t *c, Ptr<const QueueDiscItem>) { ++*c; event_trace("drop host"); }, &net.drops_host));
                 q->TraceConnectWithoutContext("Drop", MakeBoundCallback(
-                    +[](uint64_t *c, Ptr<const Packet>) { ++*c; }, &net.drops_host));
+                    +[](uint64_t *c, Ptr<const Packet>) { ++*c; event_trace("drop host"); }, &net.drops_host));
             } else {
                 /* A switch port: a FIFO that takes a packet if its bytes fit,
                  * as the testbed's bfifo (under tbf) and a switch's buffer
@@ -301,7 +302,7 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                 net.ports.push_back({std::string(tc_topology_node_name(t, n)) + "->" + tc_topology_node_name(t, to), 0,
                                      &net.drops_switch});
                 qd->TraceConnectWithoutContext("Drop", MakeBoundCallback(
-                    +[](port_drops *pd, Ptr<const QueueDiscItem>) { ++pd->drops; ++*pd->total; }, &net.ports.back()));
+                    +[](port_drops *pd, Ptr<const QueueDiscItem>) { ++pd->drops; ++*pd->total; event_trace("drop %s", pd->port.c_str()); }, &net.ports.back()));
                 q->TraceConnectWithoutContext("Drop", MakeBoundCallback(   /* never: the disc holds the backlog */
                     +[](port_drops *pd, Ptr<const Packet>) { ++pd->drops; ++*pd->total; }, &net.ports.back()));
             }

@@ -1,0 +1,23 @@
+/* --trace FILE: a line for each call's start, each TCP timeout and each
+ * dropped packet, with the simulated time, so that where a call's time goes
+ * can be read beside the emulated cluster's kernel trace
+ * (scripts/timeline.py reads both).  The format, a line an event:
+ *   SECONDS call INDEX BLOCK timed|untimed   (rank 0 leaves the barrier)
+ *   SECONDS timeout LOCAL->PEER first|repeat (repeat: the connection had
+ *                                            timed out and not recovered since)
+ *   SECONDS drop PORT                         (a switch port "s0->s1", or "host")
+ * INDEX counts the calls of the run from 0, untimed ones too. */
+#ifndef TOPOCOLL_EVENT_TRACE_H
+#define TOPOCOLL_EVENT_TRACE_H
+
+#include <string>
+
+/* Start writing to PATH; an error message, or "" */
+std::string event_trace_open(const std::string &path);
+bool event_tracing();
+/* One line: the current simulated time, then the printf-formatted rest */
+void event_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Flush and close; false if anything failed to be written */
+bool event_trace_close();
+
+#endif

@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Where a call's time goes: timeouts and drops over a call, the emulated
+cluster's kernel beside the packet simulator.
+
+  timeline.py record OUT -- topocoll bench T --backend testbed ... --csv FILE
+        run the command (as root, on the testbed) with the kernel's TCP and
+        drop tracepoints on (tracefs: tcp_cong_state_set, tcp_sendmsg_locked,
+        skb:kfree_skb) and write OUT in the simulator's --trace format
+  timeline.py convert RAW CSV OUT [--untimed N]
+        a tracefs dump (record keeps it as OUT.tracefs) read again
+  timeline.py compare A B [--bin MS]
+        per timed call, side by side: drops, timeouts and repeated timeouts
+        (a connection's backed-off RTO) in bins of MS milliseconds from the
+        call's start, and the totals a call
+
+The simulator writes its trace itself: topocoll-packet --trace FILE
+(core/packet/event_trace.h has the format).  On the kernel's side:
+- a timeout is a connection entering TCP_CA_Loss (tcp_enter_loss, on every
+  RTO); "repeat" if it was in TCP_CA_Loss already;
+- a drop is a packet freed with reason QDISC_DROP (any machine's or
+  switch's queue);
+- a call starts where, after 20 ms in which no rank sent a message of the
+  call's size (at least half a block, or 4 KiB), three in four of the
+  benchmark program's ranks send one within 50 ms: every rank sends at a
+  call's start, and only some resume after a stall inside a call.  The
+  last calls, as many as the CSV has rows, are the timed ones; record says
+  how many calls it found against the benchmark program's (--untimed
+  untimed ones a size, 2: the warm-up and the checked call), and a timed
+  call shorter than the CSV's time for it, as signs of a misreading.  It
+  reads linear at 32 KB on 2 x 8 / 32 (11 of 11 calls); at 128 KB on
+  3 x 4 / 32 it found 9 of 11 (a call's last sends run into the next's
+  start) and says so.
+"""
+import argparse
+import collections
+import csv
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+TRACEFS = Path("/sys/kernel/tracing")
+EVENTS = ("tcp/tcp_cong_state_set", "tcp/tcp_sendmsg_locked", "skb/kfree_skb")
+TCP_CA_LOSS = 4
+QUIET = 0.02             # seconds without a big send before a call's first
+WINDOW = 0.05            # seconds in which three in four ranks send at a call's start
+LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[\d+\]\s+\S+\s+([\d.]+): (\w+): (.*)$")
+
+
+def kernel_events(text: str, blocks: list[int]) -> list[str]:
+    """A tracefs dump (mono clock) as trace lines; blocks: the CSV's rows' block sizes, in order."""
+    big = min(4096, min(blocks) // 2) if blocks else 4096
+    sends, out, state = [], [], {}
+    for line in text.splitlines():
+        m = LINE.match(line)
+        if not m:
+            continue
+        comm, pid, t, name, rest = m.groups()
+        t = float(t)
+        if name == "tcp_sendmsg_locked":
+            left = re.search(r"msg_left (\d+)", rest)
+            if comm.startswith("alltoall") and left and int(left.group(1)) >= big:
+                sends.append((t, pid))
+        elif name == "kfree_skb" and "QDISC_DROP" in rest:
+            out.append((t, "drop qdisc"))
+        elif name == "tcp_cong_state_set":
+            f = dict(re.findall(r"(\w+)=(\S+)", rest))
+            conn = f"{f.get('saddr')}:{f.get('sport')}->{f.get('daddr')}:{f.get('dport')}"
+            new = int(f.get("cong_state", -1))
+            if new == TCP_CA_LOSS:
+                out.append((t, f"timeout {conn} {'repeat' if state.get(conn) == TCP_CA_LOSS else 'first'}"))
+            state[conn] = new
+    sends.sort()
+    ranks = len({pid for _, pid in sends})
+    starts = []
+    for i, (t, _) in enumerate(sends):
+        if i and t - sends[i - 1][0] < QUIET:
+            continue
+        senders, k = set(), i
+        while k < len(sends) and sends[k][0] < t + WINDOW:
+            senders.add(sends[k][1])
+            k += 1
+        if 4 * len(senders) >= 3 * ranks:
+            starts.append(t)
+    timed = len(blocks)
+    for k, t in enumerate(starts):
+        j = k - (len(starts) - timed)
+        out.append((t, f"call {k} {blocks[j] if j >= 0 else 0} {'timed' if j >= 0 else 'untimed'}"))
+    return [f"{t:.9f} {what}" for t, what in sorted(out)]
+
+
+def record(out: Path, command: list[str], untimed: int) -> None:
+    if "--csv" not in command:
+        sys.exit("timeline: the command needs --csv FILE (the timed calls' count and sizes)")
+    csv_path = Path(command[command.index("--csv") + 1])
+    if not (TRACEFS / "trace").exists():
+        subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACEFS)], check=False)
+    if not (TRACEFS / "trace").exists():
+        sys.exit(f"timeline: no tracefs at {TRACEFS} (needs root and a kernel with tracing)")
+
+    def put(name: str, value: str) -> None:
+        (TRACEFS / name).write_text(value)
+    put("tracing_on", "0")
+    put("trace", "")
+    put("trace_clock", "mono")
+    put("buffer_size_kb", "65536")
+    for e in EVENTS:
+        put(f"events/{e}/enable", "1")
+    try:
+        put("tracing_on", "1")
+        rc = subprocess.run(command).returncode
+        put("tracing_on", "0")
+    finally:
+        for e in EVENTS:
+            put(f"events/{e}/enable", "0")
+    if rc:
+        sys.exit(f"timeline: the command failed (exit {rc})")
+    text = (TRACEFS / "trace").read_text()
+    put("trace", "")
+    raw = out.with_name(out.name + ".tracefs")
+    raw.write_text(text)
+    convert(raw, csv_path, out, untimed)
+
+
+def convert(raw: Path, csv_path: Path, out: Path, untimed: int) -> None:
+    rows = list(csv.DictReader(open(csv_path)))
+    blocks = [int(r["msize_bytes"]) for r in rows]
+    lines = kernel_events(raw.read_text(), blocks)
+    out.write_text("".join(l + "\n" for l in lines))
+    calls = [float(l.split()[0]) for l in lines if " call " in l]
+    want = len(blocks) + untimed * len(set(blocks))
+    timed = calls[-len(blocks):] if blocks else []
+    short = sum(b - a < float(r["seconds"]) for a, b, r in zip(timed, timed[1:], rows))
+    print(f"timeline: {out}: {len(calls)} calls (the program made {want}), "
+          f"{sum(' timeout ' in l for l in lines)} timeouts, {sum(' drop ' in l for l in lines)} drops")
+    if len(calls) != want or short:
+        print(f"timeline: warning: {len(calls)} calls found for {want}, {short} timed call(s) shorter than the CSV "
+              "says: the calls are misread; do not compare this trace", file=sys.stderr)
+
+
+def read(path: Path) -> tuple[list[float], list[tuple[float, str, str]]]:
+    """The timed calls' starts, and every event (time, kind, detail)"""
+    calls, events = [], []
+    for n, line in enumerate(open(path), 1):
+        p = line.split()
+        if len(p) < 2:
+            continue
+        try:
+            t = float(p[0])
+        except ValueError:
+            sys.exit(f"timeline: {path}:{n}: not a time: {p[0]!r}")
+        if p[1] == "call":
+            if p[-1] == "timed":
+                calls.append(t)
+        elif p[1] in ("timeout", "drop"):
+            events.append((t, p[1], p[-1]))
+    if not calls:
+        sys.exit(f"timeline: {path}: no timed call")
+    return calls, events
+
+
+def per_call(calls: list[float], events, bin_s: float) -> dict:
+    """(kind, bin) -> events a timed call; kinds drop, timeout, repeat"""
+    h = collections.Counter()
+    ends = calls[1:] + [float("inf")]
+    for s, e in zip(calls, ends):
+        for t, kind, detail in events:
+            if s <= t < e:
+                b = int((t - s) / bin_s + 1e-9)   # an event on a bin's edge falls in that bin
+                h[(kind, b)] += 1
+                if kind == "timeout" and detail == "repeat":
+                    h[("repeat", b)] += 1
+    return {k: v / len(calls) for k, v in h.items()}
+
+
+def compare(a: Path, b: Path, bin_ms: float) -> None:
+    (ca, ea), (cb, eb) = read(a), read(b)
+    ha, hb = per_call(ca, ea, bin_ms / 1e3), per_call(cb, eb, bin_ms / 1e3)
+    print(f"a call, in {bin_ms:g} ms bins from its start: A = {a} ({len(ca)} timed calls), B = {b} ({len(cb)})")
+    print(f"{'ms':>6}  {'drops A':>8} {'B':>7}  {'timeouts A':>10} {'B':>6}  {'repeats A':>9} {'B':>6}")
+    bins = sorted({k[1] for k in ha} | {k[1] for k in hb})
+    for x in bins:
+        row = [ha.get((k, x), 0) for k in ("drop",)] + [hb.get(("drop", x), 0)]
+        row += [ha.get(("timeout", x), 0), hb.get(("timeout", x), 0), ha.get(("repeat", x), 0), hb.get(("repeat", x), 0)]
+        if max(row) >= 0.05:
+            print(f"{x * bin_ms:6g}  {row[0]:8.1f} {row[1]:7.1f}  {row[2]:10.1f} {row[3]:6.1f}  {row[4]:9.2f} {row[5]:6.2f}")
+    tot = lambda h, k: sum(v for (kind, _), v in h.items() if kind == k)
+    print(f"{'total':>6}  {tot(ha, 'drop'):8.1f} {tot(hb, 'drop'):7.1f}  {tot(ha, 'timeout'):10.1f} "
+          f"{tot(hb, 'timeout'):6.1f}  {tot(ha, 'repeat'):9.2f} {tot(hb, 'repeat'):6.2f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("record", help="trace a testbed command in the kernel")
+    r.add_argument("out", type=Path)
+    r.add_argument("command", nargs=argparse.REMAINDER)
+    r.add_argument("--untimed", type=int, default=2, help="untimed calls a size (default %(default)s)")
+    v = sub.add_parser("convert", help="a tracefs dump read again")
+    v.add_argument("raw", type=Path)
+    v.add_argument("csv", type=Path)
+    v.add_argument("out", type=Path)
+    v.add_argument("--untimed", type=int, default=2, help="untimed calls a size (default %(default)s)")
+    c = sub.add_parser("compare", help="two traces side by side")
+    c.add_argument("a", type=Path)
+    c.add_argument("b", type=Path)
+    c.add_argument("--bin", type=float, default=20.0, help="bin width, ms (default %(default)s)")
+    args = ap.parse_args()
+    if args.cmd == "record":
+        command = args.command[1:] if args.command[:1] == ["--"] else args.command
+        if not command:
+            ap.error("record needs a command after --")
+        if os.geteuid() != 0:
+            sys.exit("timeline: record needs root (tracefs)")
+        record(args.out, command, args.untimed)
+    elif args.cmd == "convert":
+        convert(args.raw, args.csv, args.out, args.untimed)
+    else:
+        if args.bin <= 0:
+            ap.error("--bin must be positive")
+        compare(args.a, args.b, args.bin)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""scripts/timeline.py: a kernel trace read as the simulator's --trace
+format, and two traces compared call by call."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+sys.path.insert(0, str(SCRIPTS))
+import timeline  # noqa: E402
+
+
+def tracefs_line(t: float, comm: str, event: str, rest: str) -> str:
+    return f"  {comm}-1373    [000] ..s2. {t:.6f}: {event}: {rest}"
+
+
+def state(t, conn, s):
+    (sa, sp), (da, dp) = conn
+    return tracefs_line(t, "alltoall_bench", "tcp_cong_state_set",
+                        f"family=AF_INET sport={sp} dport={dp} saddr={sa} daddr={da} "
+                        f"saddrv6=::ffff:{sa} daddrv6=::ffff:{da} cong_state={s}")
+
+
+def send(t, left):
+    return tracefs_line(t, "alltoall_bench", "tcp_sendmsg_locked",
+                        f"skb_addr 0000000000000000 skb_len 0 msg_left {left} size_goal 31856")
+
+
+def drop(t):
+    return tracefs_line(t, "ksoftirqd/0", "kfree_skb",
+                        "skbaddr=00000000a protocol=2048 location=dev_qdisc_enqueue+0x4a reason: QDISC_DROP")
+
+
+def test_kernel_trace_reads_as_calls_timeouts_and_drops():
+    a = (("10.123.0.6", 60815), ("10.123.0.13", 1024))
+    b = (("10.123.0.4", 55783), ("10.123.0.15", 1024))
+    text = "\n".join([
+        "# tracer: nop",
+        send(10.000, 32768), send(10.001, 32768),          # call 0 (untimed): one burst
+        state(10.040, a, 3), state(10.253, a, 4),           # a recovers, then times out: first
+        drop(10.020),
+        send(10.400, 200),                                   # a barrier's small send: not a call
+        send(11.000, 32768),                                 # call 1 (timed)
+        state(11.681, a, 4),                                 # a still in loss: repeat
+        state(11.682, a, 0), state(11.700, b, 4),            # a recovered; b's first
+        tracefs_line(11.71, "x", "kfree_skb", "skbaddr=0 protocol=2048 location=0 reason: NO_SOCKET"),
+        send(12.000, 16384),                                 # call 2 (timed): at least half a block
+    ])
+    lines = [l.split() for l in timeline.kernel_events(text, [32768, 32768])]
+    calls = [w[2:] for w in lines if w[1] == "call"]
+    assert calls == [["0", "0", "untimed"], ["1", "32768", "timed"], ["2", "32768", "timed"]]
+    timeouts = [(w[0], w[2], w[3]) for w in lines if w[1] == "timeout"]
+    assert timeouts == [("10.253000000", "10.123.0.6:60815->10.123.0.13:1024", "first"),
+                        ("11.681000000", "10.123.0.6:60815->10.123.0.13:1024", "repeat"),
+                        ("11.700000000", "10.123.0.4:55783->10.123.0.15:1024", "first")]
+    assert [w[0] for w in lines if w[1] == "drop"] == ["10.020000000"]
+
+
+def test_compare_counts_each_timed_call(tmp_path):
+    a = tmp_path / "a.trace"
+    a.write_text("0.0 call 0 1000 untimed\n0.1 timeout x first\n"
+                 "1.0 call 1 1000 timed\n1.005 drop s0->s1\n1.010 drop s0->s1\n1.25 timeout x first\n"
+                 "1.70 timeout x repeat\n2.0 call 2 1000 timed\n2.001 drop host\n")
+    b = tmp_path / "b.trace"
+    b.write_text("0.0 call 0 1000 timed\n0.21 timeout y first\n")
+    out = subprocess.run([sys.executable, str(SCRIPTS / "timeline.py"), "compare", str(a), str(b), "--bin", "100"],
+                         capture_output=True, text=True, check=True).stdout
+    rows = {l.split()[0]: l.split()[1:] for l in out.splitlines()[2:]}
+    # A: two timed calls (the untimed call's timeout left out), B: one
+    assert rows["0"][:2] == ["1.5", "0.0"]                 # 3 drops in A's first bins over 2 calls
+    assert rows["200"][2:4] == ["0.5", "1.0"]              # A's timeout at 250 ms, B's at 210 ms
+    assert rows["700"][4:6] == ["0.50", "0.00"]            # A's repeat
+    assert rows["total"] == ["1.5", "0.0", "1.0", "1.0", "0.50", "0.00"]
+
+
+def test_a_trace_without_timed_calls_is_refused(tmp_path):
+    a = tmp_path / "a.trace"
+    a.write_text("0.0 call 0 1000 untimed\n")
+    proc = subprocess.run([sys.executable, str(SCRIPTS / "timeline.py"), "compare", str(a), str(a)],
+                          capture_output=True, text=True)
+    assert proc.returncode != 0 and "no timed call" in proc.stderr
+    a.write_text("zero call 0 1000 timed\n")
+    proc = subprocess.run([sys.executable, str(SCRIPTS / "timeline.py"), "compare", str(a), str(a)],
+                          capture_output=True, text=True)
+    assert proc.returncode != 0 and "a.trace:1: not a time" in proc.stderr
