@@ -200,6 +200,11 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         restart_after_idle();
         sending scope(opt.small_queues ? this : nullptr);
         uint32_t n = TcpSocketBase::SendDataPacket(seq, maxSize, withAck);
+        if (opt.linux_rto && n > 0 && seq == m_txBuffer->HeadSequence() && seq < m_tcb->m_highTxMark.Get() &&
+            m_tcb->m_congState == TcpSocketState::CA_RECOVERY) {   /* tcp_xmit_retransmit_queue's rearm_timer */
+            m_retxEvent.Cancel();
+            m_retxEvent = Simulator::Schedule(m_rto, &ProbingTcp::ReTxTimeout, this);
+        }
         validate_cwnd();
         if (n > 0 && seq + n >= m_tcb->m_highTxMark.Get()) {
             last_seq = seq;
@@ -219,6 +224,17 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         if (rack) find_lost();
         if (opt.sndbuf_auto) grow_sndbuf();
         arm();
+    }
+    /* Linux's RTO (linux_rto): tcp_set_rto's srtt + max(4 x rttvar, the
+     * minimum), in whole ticks (usecs_to_jiffies rounds up), where ns-3
+     * takes max(the minimum, srtt + 4 x rttvar) */
+    void EstimateRtt(const TcpHeader &h) override
+    {
+        TcpSocketBase::EstimateRtt(h);
+        if (!opt.linux_rto || m_rtt->GetEstimate().IsZero()) return;
+        const int64_t tick = LINUX_TICK_NS;
+        const int64_t rto = (m_rtt->GetEstimate() + Max(m_rtt->GetVariation() * 4, m_minRto)).GetNanoSeconds();
+        m_rto = NanoSeconds((rto + tick - 1) / tick * tick);
     }
     /* Linux's tcp_enter_loss sets the slow-start threshold again only from
      * an orderly state (or once a recovery has reached its point); a

@@ -36,7 +36,18 @@ struct probing_tcp_options {
      * ns-3's (linux_cubic.h; off by default: it did not bring the validation
      * in, docs/results/2026-11-28-packet-hystart.md) */
     bool linux_hystart = false;
+    /* the retransmission timer as Linux's: srtt + max(4 x rttvar, the
+     * minimum) in whole ticks of LINUX_TICK_NS, and restarted when a fast
+     * recovery resends the first unacknowledged segment
+     * (tcp_xmit_retransmit_queue); ns-3's is max(the minimum, srtt +
+     * 4 x rttvar), restarted only by an ACK of new data.  Its timeouts
+     * came 20-40 ms earlier in a call than the kernel's
+     * (docs/results/2026-11-28-packet-timeline.md). */
+    bool linux_rto = true;
 };
+
+/* A jiffy of the emulated cluster's kernel (HZ 250), in which Linux counts its RTO */
+constexpr int64_t LINUX_TICK_NS = 4000000;
 /* A connected-socket factory for a node: the subclass below, with the
  * node's TCP defaults (congestion control, recovery, RTT estimator). */
 ns3::Ptr<ns3::Socket> probing_tcp_socket(ns3::Ptr<ns3::Node> node, const probing_tcp_options &o);

@@ -64,6 +64,7 @@ def describe_model(m: dict) -> str:
              ("rack_recovery", "RACK in fast recovery", "ns-3's fast recovery"),
              ("count_delivered", "the window grown by what an ACK delivers", None),
              ("linux_hystart", "Linux's HyStart", None),
+             ("linux_rto", "Linux's retransmission timer", "ns-3's retransmission timer"),
              ("forward_retransmits", "forward retransmissions", "no forward retransmission"),
              ("timeout_keeps_ssthresh", "timeouts keep a recovery's ssthresh", None),
              ("small_queues", "TCP small queues", "no TCP small queues")]
