@@ -101,23 +101,30 @@ def record(out: Path, command: list[str], untimed: int) -> None:
 
     def put(name: str, value: str) -> None:
         (TRACEFS / name).write_text(value)
+    # the settings it changes, to put back after (the clock is shown as "[local] mono ...")
+    before = {name: (TRACEFS / name).read_text().strip() for name in ("tracing_on", "buffer_size_kb")}
+    before["trace_clock"] = re.search(r"\[(\w+)\]", (TRACEFS / "trace_clock").read_text()).group(1)
+    enabled = {e: (TRACEFS / f"events/{e}/enable").read_text().strip() for e in EVENTS}
     put("tracing_on", "0")
     put("trace", "")
     put("trace_clock", "mono")
     put("buffer_size_kb", "65536")
-    for e in EVENTS:
-        put(f"events/{e}/enable", "1")
     try:
+        for e in EVENTS:
+            put(f"events/{e}/enable", "1")
         put("tracing_on", "1")
         rc = subprocess.run(command).returncode
         put("tracing_on", "0")
+        text = (TRACEFS / "trace").read_text()
     finally:
-        for e in EVENTS:
-            put(f"events/{e}/enable", "0")
+        put("tracing_on", "0")
+        for e, was in enabled.items():
+            put(f"events/{e}/enable", was)
+        put("trace", "")
+        for name in ("trace_clock", "buffer_size_kb", "tracing_on"):
+            put(name, before[name])
     if rc:
         sys.exit(f"timeline: the command failed (exit {rc})")
-    text = (TRACEFS / "trace").read_text()
-    put("trace", "")
     raw = out.with_name(out.name + ".tracefs")
     raw.write_text(text)
     convert(raw, csv_path, out, untimed)
