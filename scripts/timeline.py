@@ -187,14 +187,15 @@ def compare(a: Path, b: Path, bin_ms: float) -> None:
     print(f"a call, in {bin_ms:g} ms bins from its start: A = {a} ({len(ca)} timed calls), B = {b} ({len(cb)})")
     print(f"{'ms':>6}  {'drops A':>8} {'B':>7}  {'timeouts A':>10} {'B':>6}  {'repeats A':>9} {'B':>6}")
     bins = sorted({k[1] for k in ha} | {k[1] for k in hb})
+    kinds = ("drop", "timeout", "repeat")
+
+    def line(label, row):
+        print(f"{label:>6}  {row[0]:8.1f} {row[1]:7.1f}  {row[2]:10.1f} {row[3]:6.1f}  {row[4]:9.2f} {row[5]:6.2f}")
     for x in bins:
-        row = [ha.get((k, x), 0) for k in ("drop",)] + [hb.get(("drop", x), 0)]
-        row += [ha.get(("timeout", x), 0), hb.get(("timeout", x), 0), ha.get(("repeat", x), 0), hb.get(("repeat", x), 0)]
+        row = [h.get((k, x), 0) for k in kinds for h in (ha, hb)]
         if max(row) >= 0.05:
-            print(f"{x * bin_ms:6g}  {row[0]:8.1f} {row[1]:7.1f}  {row[2]:10.1f} {row[3]:6.1f}  {row[4]:9.2f} {row[5]:6.2f}")
-    tot = lambda h, k: sum(v for (kind, _), v in h.items() if kind == k)
-    print(f"{'total':>6}  {tot(ha, 'drop'):8.1f} {tot(hb, 'drop'):7.1f}  {tot(ha, 'timeout'):10.1f} "
-          f"{tot(hb, 'timeout'):6.1f}  {tot(ha, 'repeat'):9.2f} {tot(hb, 'repeat'):6.2f}")
+            line(f"{x * bin_ms:g}", row)
+    line("total", [sum(v for (kind, _), v in h.items() if kind == k) for k in kinds for h in (ha, hb)])
 
 
 def main() -> None:

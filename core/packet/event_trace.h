@@ -5,7 +5,8 @@
  *   SECONDS call INDEX BLOCK timed|untimed   (rank 0 leaves the barrier)
  *   SECONDS timeout LOCAL->PEER first|repeat (repeat: the connection had
  *                                            timed out and not recovered since)
- *   SECONDS drop PORT                         (a switch port "s0->s1", or "host")
+ *   SECONDS drop PORT                         (a switch port "s0->s1", "host", or "unplaced":
+ *                                            a switch's, at no port)
  * INDEX counts the calls of the run from 0, untimed ones too. */
 #ifndef TOPOCOLL_EVENT_TRACE_H
 #define TOPOCOLL_EVENT_TRACE_H

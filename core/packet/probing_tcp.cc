@@ -232,9 +232,8 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     {
         TcpSocketBase::EstimateRtt(h);
         if (!opt.linux_rto || m_rtt->GetEstimate().IsZero()) return;
-        const int64_t tick = LINUX_TICK_NS;
         const int64_t rto = (m_rtt->GetEstimate() + Max(m_rtt->GetVariation() * 4, m_minRto)).GetNanoSeconds();
-        m_rto = NanoSeconds((rto + tick - 1) / tick * tick);
+        m_rto = NanoSeconds((rto + LINUX_TICK_NS - 1) / LINUX_TICK_NS * LINUX_TICK_NS);
     }
     /* Linux's tcp_enter_loss sets the slow-start threshold again only from
      * an orderly state (or once a recovery has reached its point); a
@@ -249,18 +248,17 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         const uint32_t retries = m_dataRetrCount;
         const bool again = m_tcb->m_congState == TcpSocketState::CA_LOSS;   /* not recovered from the last one */
         TcpSocketBase::ReTxTimeout();
-        if (m_dataRetrCount != retries) {
-            if (again) g_repeat_timeouts++;
-            if (event_tracing() && m_endPoint) {
-                std::ostringstream local, peer;
-                m_endPoint->GetLocalAddress().Print(local);
-                m_endPoint->GetPeerAddress().Print(peer);
-                event_trace("timeout %s:%u->%s:%u %s", local.str().c_str(), (unsigned)m_endPoint->GetLocalPort(),
-                            peer.str().c_str(), (unsigned)m_endPoint->GetPeerPort(), again ? "repeat" : "first");
-            }
-        }
         if (keep) m_tcb->m_ssThresh = ssthresh;
-        if (m_dataRetrCount != retries && m_tcb->m_ssThresh <= 2 * m_tcb->m_segmentSize) g_floor_timeouts++;
+        if (m_dataRetrCount == retries) return;   /* nothing was resent */
+        if (m_tcb->m_ssThresh <= 2 * m_tcb->m_segmentSize) g_floor_timeouts++;
+        if (again) g_repeat_timeouts++;
+        if (event_tracing() && m_endPoint) {
+            std::ostringstream local, peer;
+            m_endPoint->GetLocalAddress().Print(local);
+            m_endPoint->GetPeerAddress().Print(peer);
+            event_trace("timeout %s:%u->%s:%u %s", local.str().c_str(), (unsigned)m_endPoint->GetLocalPort(),
+                        peer.str().c_str(), (unsigned)m_endPoint->GetPeerPort(), again ? "repeat" : "first");
+        }
     }
     uint32_t AvailableWindow() const override
     {

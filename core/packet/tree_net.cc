@@ -202,6 +202,25 @@ class HostQueueDisc : public QueueDisc {
     void InitializeParams() override {}
 };
 
+/* A packet dropped, counted where the JSON reads it and traced (--trace) */
+void host_drop(uint64_t *count)
+{
+    ++*count;
+    event_trace("drop host");
+}
+void port_drop(port_drops *pd)
+{
+    ++pd->drops;
+    ++*pd->total;
+    event_trace("drop %s", pd->port.c_str());
+}
+void unplaced_drop(tree_net *tn)
+{
+    ++tn->drops_switch;
+    ++tn->drops_unplaced;
+    event_trace("drop unplaced");
+}
+
 }  // namespace
 
 std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net &net)
@@ -238,12 +257,9 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
     for (int n = 0; n < nodes; n++) {
         bool ok = tc_topology_machine_rank(t, n) >= 0
             ? net.node[n]->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
-                  "TcDrop", MakeBoundCallback(+[](uint64_t *c, Ptr<const Packet>) { ++*c; event_trace("drop host"); }, &net.drops_host))
+                  "TcDrop", MakeBoundCallback(+[](uint64_t *c, Ptr<const Packet>) { host_drop(c); }, &net.drops_host))
             : net.node[n]->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
-                  "TcDrop", MakeBoundCallback(+[](tree_net *tn, Ptr<const Packet>) {
-                      ++tn->drops_switch;
-                      ++tn->drops_unplaced;
-                  }, &net));
+                  "TcDrop", MakeBoundCallback(+[](tree_net *tn, Ptr<const Packet>) { unplaced_drop(tn); }, &net));
         if (!ok) return "ns-3's traffic-control layer has no TcDrop trace";
     }
     uint32_t next_switch_addr = (11u << 24) + 1;
@@ -285,9 +301,9 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                 Ptr<TrafficControlLayer> tcl = net.node[n]->GetObject<TrafficControlLayer>();
                 tcl->SetRootQueueDiscOnDevice(dev, qd);
                 qd->TraceConnectWithoutContext("Drop", MakeBoundCallback(
-                    +[](uint64_t *c, Ptr<const QueueDiscItem>) { ++*c; event_trace("drop host"); }, &net.drops_host));
+                    +[](uint64_t *c, Ptr<const QueueDiscItem>) { host_drop(c); }, &net.drops_host));
                 q->TraceConnectWithoutContext("Drop", MakeBoundCallback(
-                    +[](uint64_t *c, Ptr<const Packet>) { ++*c; event_trace("drop host"); }, &net.drops_host));
+                    +[](uint64_t *c, Ptr<const Packet>) { host_drop(c); }, &net.drops_host));
             } else {
                 /* A switch port: a FIFO that takes a packet if its bytes fit,
                  * as the testbed's bfifo (under tbf) and a switch's buffer
@@ -302,9 +318,9 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                 net.ports.push_back({std::string(tc_topology_node_name(t, n)) + "->" + tc_topology_node_name(t, to), 0,
                                      &net.drops_switch});
                 qd->TraceConnectWithoutContext("Drop", MakeBoundCallback(
-                    +[](port_drops *pd, Ptr<const QueueDiscItem>) { ++pd->drops; ++*pd->total; event_trace("drop %s", pd->port.c_str()); }, &net.ports.back()));
+                    +[](port_drops *pd, Ptr<const QueueDiscItem>) { port_drop(pd); }, &net.ports.back()));
                 q->TraceConnectWithoutContext("Drop", MakeBoundCallback(   /* never: the disc holds the backlog */
-                    +[](port_drops *pd, Ptr<const Packet>) { ++pd->drops; ++*pd->total; }, &net.ports.back()));
+                    +[](port_drops *pd, Ptr<const Packet>) { port_drop(pd); }, &net.ports.back()));
             }
         }
         /* the routes through this link: down to every machine below the child */
