@@ -12,6 +12,13 @@ cluster's kernel beside the packet simulator.
         per timed call, side by side: drops, timeouts and repeated timeouts
         (a connection's backed-off RTO) in bins of MS milliseconds from the
         call's start, and the totals a call
+  timeline.py counters OUT -- topocoll bench T --backend testbed ...
+        run the command and write OUT (JSON): what it changed in every
+        testbed queue's drop count (tc -s qdisc, per switch port and
+        machine) and in the machines' TCP counters summed (nstat), and
+        print them under the simulator's JSON names (the kernel's
+        TCPTimeouts counts every RTO, a repeat too, so it stands against
+        the simulator's tcp_timeouts + tcp_repeat_timeouts)
 
 The simulator writes its trace itself: topocoll-packet --trace FILE
 (core/packet/event_trace.h has the format).  On the kernel's side:
@@ -34,6 +41,7 @@ The simulator writes its trace itself: topocoll-packet --trace FILE
 import argparse
 import collections
 import csv
+import json
 import os
 import re
 import subprocess
@@ -130,6 +138,67 @@ def record(out: Path, command: list[str], untimed: int) -> None:
     convert(raw, csv_path, out, untimed)
 
 
+NETNS_PREFIX = "topocoll-"
+# the simulator's JSON names for the kernel's counters (nstat's names)
+AS_SIMULATOR = {
+    "tcp_timeouts+tcp_repeat_timeouts": ("TcpExtTCPTimeouts",),
+    "tcp_recoveries": ("TcpExtTCPSackRecovery",),
+    "tcp_loss_probes": ("TcpExtTCPLossProbes",),
+    "tcp_lost_retransmits": ("TcpExtTCPLostRetransmit",),
+    "retransmitted_segments": ("TcpRetransSegs",),
+}
+
+
+def qdisc_drops(text: str) -> dict[str, int]:
+    """`tc -s qdisc show` read as drops by device: its root qdisc's, which
+    count its children's (htb's classes, tbf's fifo)"""
+    drops, dev = {}, None
+    for line in text.splitlines():
+        m = re.match(r"qdisc \S+ \S+ dev (\S+) (\w+)", line)
+        if m:
+            dev = m.group(1) if m.group(2) == "root" else None
+            continue
+        m = re.search(r"\(dropped (\d+),", line)
+        if m and dev:
+            drops[dev] = drops.get(dev, 0) + int(m.group(1))
+            dev = None
+    return drops
+
+
+def testbed_counters() -> tuple[dict[str, int], dict[str, int]]:
+    """(drops by namespace:device, TCP counters summed over the machines)"""
+    names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout.split("\n")
+    drops, tcp = {}, collections.Counter()
+    for ns in [n.split()[0] for n in names if n.startswith(NETNS_PREFIX)]:
+        tc = subprocess.run(["ip", "netns", "exec", ns, "tc", "-s", "qdisc", "show"], capture_output=True, text=True, check=True)
+        for dev, n in qdisc_drops(tc.stdout).items():
+            drops[f"{ns[len(NETNS_PREFIX):]}:{dev}"] = n
+        if ns.startswith(NETNS_PREFIX + "m-"):
+            st = subprocess.run(["ip", "netns", "exec", ns, "nstat", "-az", "--json"], capture_output=True, text=True, check=True)
+            tcp.update(json.loads(st.stdout)["kernel"])
+    return drops, dict(tcp)
+
+
+def counted(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    return {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
+
+
+def counters(out: Path, command: list[str]) -> None:
+    d0, t0 = testbed_counters()
+    if not d0:
+        sys.exit("timeline: no testbed is up (topocoll testbed up T first)")
+    rc = subprocess.run(command).returncode
+    d1, t1 = testbed_counters()
+    if rc:
+        sys.exit(f"timeline: the command failed (exit {rc})")
+    drops, tcp = counted(d0, d1), counted(t0, t1)
+    sim = {name: sum(tcp.get(k, 0) for k in keys) for name, keys in AS_SIMULATOR.items()}
+    sim["drops"] = sum(drops.values())
+    out.write_text(json.dumps({"as_simulator": sim, "drops_by_queue": drops, "tcp": tcp}, indent=1) + "\n")
+    print(f"timeline: {out}: " + ", ".join(f"{k} {v}" for k, v in sim.items()))
+    print("timeline: drops by queue: " + ", ".join(f"{k} {v}" for k, v in sorted(drops.items(), key=lambda x: -x[1])))
+
+
 def convert(raw: Path, csv_path: Path, out: Path, untimed: int) -> None:
     rows = list(csv.DictReader(open(csv_path)))
     blocks = [int(r["msize_bytes"]) for r in rows]
@@ -215,14 +284,20 @@ def main() -> None:
     c.add_argument("a", type=Path)
     c.add_argument("b", type=Path)
     c.add_argument("--bin", type=float, default=20.0, help="bin width, ms (default %(default)s)")
+    n = sub.add_parser("counters", help="a testbed command's queue drops and TCP counters")
+    n.add_argument("out", type=Path)
+    n.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args()
-    if args.cmd == "record":
+    if args.cmd in ("counters", "record"):
         command = args.command[1:] if args.command[:1] == ["--"] else args.command
         if not command:
-            ap.error("record needs a command after --")
+            ap.error(f"{args.cmd} needs a command after --")
         if os.geteuid() != 0:
-            sys.exit("timeline: record needs root (tracefs)")
-        record(args.out, command, args.untimed)
+            sys.exit(f"timeline: {args.cmd} needs root (the testbed's namespaces, tracefs)")
+        if args.cmd == "counters":
+            counters(args.out, command)
+        else:
+            record(args.out, command, args.untimed)
     elif args.cmd == "convert":
         convert(args.raw, args.csv, args.out, args.untimed)
     else:

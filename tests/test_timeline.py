@@ -84,3 +84,29 @@ def test_a_trace_without_timed_calls_is_refused(tmp_path):
     proc = subprocess.run([sys.executable, str(SCRIPTS / "timeline.py"), "compare", str(a), str(a)],
                           capture_output=True, text=True)
     assert proc.returncode != 0 and "a.trace:1: not a time" in proc.stderr
+
+
+def test_queue_drops_are_read_from_each_devices_root_qdisc():
+    """tc -s qdisc: a classful root (htb) counts its classes' drops, so only
+    the root's count is taken; every device named, none counted twice."""
+    text = "\n".join([
+        "qdisc noqueue 0: dev lo root refcnt 2 ",
+        " Sent 0 bytes 0 pkt (dropped 0, overlimits 0 requeues 0) ",
+        "qdisc tbf a14b: dev p0 root refcnt 3 rate 100Mbit burst 12500b lat 11.1ms ",
+        " Sent 23175268 bytes 22094 pkt (dropped 96, overlimits 15440 requeues 0) ",
+        " backlog 0b 0p requeues 0",
+        "qdisc htb 1: dev eth0 root refcnt 3 r2q 10 default 0x10f direct_packets_stat 0 direct_qlen 1000",
+        " Sent 24098053 bytes 22065 pkt (dropped 3, overlimits 4210 requeues 0) ",
+        "qdisc pfifo a14d: dev eth0 parent 1:101 limit 1000p",
+        " Sent 1539027 bytes 1357 pkt (dropped 2, overlimits 0 requeues 0) ",
+        "qdisc pfifo a14e: dev eth0 parent 1:102 limit 1000p",
+        " Sent 1539027 bytes 1357 pkt (dropped 1, overlimits 0 requeues 0) ",
+    ])
+    assert timeline.qdisc_drops(text) == {"lo": 0, "p0": 96, "eth0": 3}
+    assert timeline.counted({"a": 5, "b": 1}, {"a": 9, "b": 1, "c": 2}) == {"a": 4, "c": 2}
+
+
+def test_counters_refuses_without_a_command():
+    proc = subprocess.run([sys.executable, str(SCRIPTS / "timeline.py"), "counters", "/tmp/x.json"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "needs a command" in proc.stderr, proc.stderr

@@ -115,6 +115,9 @@ const char *HELP =
     "  --linux-rto on|off   the retransmission timer as Linux's: srtt + max(4 x rttvar, --rto-min) in whole\n"
     "                       4 ms ticks, restarted when a fast recovery resends the first unacknowledged\n"
     "                       segment; off: ns-3's, max(--rto-min, srtt + 4 x rttvar), restarted only by ACKs [on]\n"
+    "  --linux-tlp on|off   the tail loss probe's timer as Linux's: armed in the open state only, in\n"
+    "                       the RTO's place where the RTO comes first, one probe outstanding, the RTO\n"
+    "                       restarted from a probe; off: no probe where the RTO comes first [on]\n"
     "  --socket-lookup hash|walk  how a node's TCP finds a packet's socket: a hash, or ns-3's walk of\n"
     "                       every socket (the same results, slower from 128 machines) [hash]\n"
     "  --mss BYTES          TCP payload a segment [1448]; --rcvbuf BYTES [4194304]\n"
@@ -229,6 +232,7 @@ options parse(int argc, char **argv)
         else if (a == "--forward-retransmits") o.tcp.forward_retransmits = on_off(a.c_str(), v);
         else if (a == "--timeout-keeps-ssthresh") o.tcp.timeout_keeps_ssthresh = on_off(a.c_str(), v);
         else if (a == "--linux-rto") o.tcp.linux_rto = on_off(a.c_str(), v);
+        else if (a == "--linux-tlp") o.tcp.linux_tlp = on_off(a.c_str(), v);
         else if (a == "--pace-lead") o.pace_lead = number(a.c_str(), v);
         else if (a == "--pace-lead-share") o.pace_lead_share = number(a.c_str(), v);
         else if (a == "--piece-size") o.piece_size = whole(a.c_str(), v, 1, 1LL << 30);
@@ -394,7 +398,8 @@ std::string tcp_behaviours_json(const options &o)
         {"small_queues", o.tcp.small_queues},   {"forward_retransmits", o.tcp.forward_retransmits},
         {"timeout_keeps_ssthresh", o.tcp.timeout_keeps_ssthresh}, {"rack_recovery", o.tcp.rack_recovery},
         {"linux_cubic", o.linux_cubic},         {"count_delivered", o.tcp.count_delivered},
-        {"linux_hystart", o.tcp.linux_hystart}, {"linux_rto", o.tcp.linux_rto}};
+        {"linux_hystart", o.tcp.linux_hystart}, {"linux_rto", o.tcp.linux_rto},
+        {"linux_tlp", o.tcp.linux_tlp}};
     std::string json;
     for (const auto &[name, on] : flags) json += std::string(json.empty() ? "" : ", ") + "\"" + name + "\": " + (on ? "true" : "false");
     return json;

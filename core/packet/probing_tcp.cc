@@ -4,7 +4,9 @@
  * as in 6.1; the emulated cluster runs 6.18): while the connection is in order
  * and has data in flight, a probe is due 2 x SRTT after the last send or
  * ACK (plus the 200 ms delayed-ACK allowance when one segment is in flight,
- * else 2 ms), unless the retransmission timeout comes first; it sends new
+ * else 2 ms), or at the retransmission timeout's time if that comes first
+ * (linux_tlp: the probe goes in its place and restarts it; one probe
+ * outstanding at a time); it sends new
  * data if there is some, else the last segment again.  Its ACK carries
  * SACK blocks above the hole, and with a duplicate-ACK threshold of 1 (set by
  * the caller: the simulated tree never reorders a flow's packets, so a hole
@@ -343,6 +345,8 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     }
 
     EventId probe_event;
+    bool tlp_out = false;            /* a probe outstanding (linux_tlp) until an ACK reaches */
+    SequenceNumber32 tlp_high;       /* the highest sequence sent when it went */
     ConnKey key{0, 0};               /* its FastTcpL4 entry, */
     bool key_set = false, listens = false;   /* if it has one */
 
@@ -472,18 +476,33 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     void arm()
     {
         probe_event.Cancel();
-        if (!opt.probes || !in_order() || BytesInFlight() == 0 || !m_retxEvent.IsRunning()) return;
+        if (!opt.probes || !may_probe() || BytesInFlight() == 0 || !m_retxEvent.IsRunning()) return;
         Time srtt = m_rtt->GetEstimate();
         if (srtt.IsZero()) return;
         Time pto = 2 * srtt + (BytesInFlight() <= m_tcb->m_segmentSize ? MilliSeconds(200) : MilliSeconds(2));
         Time rto_left = Simulator::GetDelayLeft(m_retxEvent);
-        if (pto >= rto_left) return;
+        if (pto >= rto_left) {
+            if (!opt.linux_tlp || rto_left <= NanoSeconds(1)) return;
+            pto = rto_left - NanoSeconds(1);   /* the probe goes in the RTO's place */
+        }
         probe_event = Simulator::Schedule(pto, &ProbingTcp::probe, this);
+    }
+
+    /* Linux probes in the open state (and CWR, which ns-3 enters only for
+     * ECN), not in disorder */
+    bool may_probe() const
+    {
+        if (!opt.linux_tlp) return in_order();
+        return m_tcb->m_congState == TcpSocketState::CA_OPEN || m_tcb->m_congState == TcpSocketState::CA_CWR;
     }
 
     void probe()
     {
-        if (!in_order() || BytesInFlight() == 0) return;
+        if (!may_probe() || BytesInFlight() == 0) return;
+        if (opt.linux_tlp) {
+            if (tlp_out && tlp_high > m_txBuffer->HeadSequence()) return;   /* one outstanding: the RTO stays */
+            tlp_out = true;
+        }
         g_probes++;
         sending scope(opt.small_queues ? this : nullptr);
         const uint32_t mss = m_tcb->m_segmentSize;
@@ -498,6 +517,11 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
              * never sent again; the first unacknowledged segment instead
              * drew duplicate ACKs that started needless recoveries) */
             TcpSocketBase::SendDataPacket(last_seq, last_len, true);
+        }
+        if (opt.linux_tlp) {   /* tcp_send_loss_probe's tcp_rearm_rto, from now */
+            m_retxEvent.Cancel();
+            m_retxEvent = Simulator::Schedule(m_rto, &ProbingTcp::ReTxTimeout, this);
+            tlp_high = m_tcb->m_highTxMark;
         }
     }
 };

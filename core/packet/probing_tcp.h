@@ -44,6 +44,13 @@ struct probing_tcp_options {
      * came 20-40 ms earlier in a call than the kernel's
      * (docs/results/2026-11-28-packet-timeline.md). */
     bool linux_rto = true;
+    /* the tail loss probe's timer as Linux's (tcp_schedule_loss_probe,
+     * tcp_send_loss_probe): armed only in order (not in disorder), at the
+     * RTO's time where that comes first (the probe then goes in the RTO's
+     * place), one probe outstanding until an ACK covers it, and the RTO
+     * restarted from the probe; otherwise a probe due after the RTO is not
+     * armed and the RTO fires */
+    bool linux_tlp = true;
 };
 
 /* A jiffy of the emulated cluster's kernel (HZ 250), in which Linux counts its RTO */

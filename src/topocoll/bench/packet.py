@@ -65,10 +65,12 @@ def describe_model(m: dict) -> str:
              ("count_delivered", "the window grown by what an ACK delivers", None),
              ("linux_hystart", "Linux's HyStart", None),
              ("linux_rto", "Linux's retransmission timer", "ns-3's retransmission timer"),
+             ("linux_tlp", "Linux's loss probe timer", None),
              ("forward_retransmits", "forward retransmissions", "no forward retransmission"),
              ("timeout_keeps_ssthresh", "timeouts keep a recovery's ssthresh", None),
              ("small_queues", "TCP small queues", "no TCP small queues")]
-    parts += [said for said in (on if m[key] else off for key, on, off in flags) if said]
+    shown = dict(m, linux_tlp=m["linux_tlp"] and m["loss_probes"])   # the probe's timer only where probes are sent
+    parts += [said for said in (on if shown[key] else off for key, on, off in flags) if said]
     parts.append("send buffer autotuned" if m["sndbuf"] == 0 else f"send buffer {m['sndbuf']} bytes")
     if m["host_cores"]:
         parts.append(f"{m['host_cores']} host cores shared")
