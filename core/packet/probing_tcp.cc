@@ -345,8 +345,8 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     }
 
     EventId probe_event;
-    bool tlp_out = false;            /* a probe outstanding (linux_tlp) until an ACK reaches */
-    SequenceNumber32 tlp_high;       /* the highest sequence sent when it went */
+    bool tlp_out = false;            /* a probe sent (linux_tlp); outstanding until the first */
+    SequenceNumber32 tlp_high;       /* unacknowledged byte reaches the highest sent with it */
     ConnKey key{0, 0};               /* its FastTcpL4 entry, */
     bool key_set = false, listens = false;   /* if it has one */
 
@@ -499,10 +499,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     void probe()
     {
         if (!may_probe() || BytesInFlight() == 0) return;
-        if (opt.linux_tlp) {
-            if (tlp_out && tlp_high > m_txBuffer->HeadSequence()) return;   /* one outstanding: the RTO stays */
-            tlp_out = true;
-        }
+        if (opt.linux_tlp && tlp_out && tlp_high > m_txBuffer->HeadSequence()) return;   /* one outstanding: the RTO stays */
         g_probes++;
         sending scope(opt.small_queues ? this : nullptr);
         const uint32_t mss = m_tcb->m_segmentSize;
@@ -517,10 +514,13 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
              * never sent again; the first unacknowledged segment instead
              * drew duplicate ACKs that started needless recoveries) */
             TcpSocketBase::SendDataPacket(last_seq, last_len, true);
+        } else {
+            return;   /* nothing to send: the RTO stays */
         }
         if (opt.linux_tlp) {   /* tcp_send_loss_probe's tcp_rearm_rto, from now */
             m_retxEvent.Cancel();
             m_retxEvent = Simulator::Schedule(m_rto, &ProbingTcp::ReTxTimeout, this);
+            tlp_out = true;
             tlp_high = m_tcb->m_highTxMark;
         }
     }
