@@ -138,7 +138,6 @@ def record(out: Path, command: list[str], untimed: int) -> None:
     convert(raw, csv_path, out, untimed)
 
 
-NETNS_PREFIX = "topocoll-"
 # the simulator's JSON names for the kernel's counters (nstat's names)
 AS_SIMULATOR = {
     "tcp_timeouts+tcp_repeat_timeouts": ("TcpExtTCPTimeouts",),
@@ -167,15 +166,13 @@ def qdisc_drops(text: str) -> dict[str, int]:
 
 def testbed_counters() -> tuple[dict[str, int], dict[str, int]]:
     """(drops by namespace:device, TCP counters summed over the machines)"""
-    names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout.split("\n")
+    from topocoll.testbed.net import PREFIX, machine_ns, our_namespaces, sh
     drops, tcp = {}, collections.Counter()
-    for ns in [n.split()[0] for n in names if n.startswith(NETNS_PREFIX)]:
-        tc = subprocess.run(["ip", "netns", "exec", ns, "tc", "-s", "qdisc", "show"], capture_output=True, text=True, check=True)
-        for dev, n in qdisc_drops(tc.stdout).items():
-            drops[f"{ns[len(NETNS_PREFIX):]}:{dev}"] = n
-        if ns.startswith(NETNS_PREFIX + "m-"):
-            st = subprocess.run(["ip", "netns", "exec", ns, "nstat", "-az", "--json"], capture_output=True, text=True, check=True)
-            tcp.update(json.loads(st.stdout)["kernel"])
+    for ns in our_namespaces():
+        for dev, n in qdisc_drops(sh("tc", "-s", "qdisc", "show", ns=ns).stdout).items():
+            drops[f"{ns[len(PREFIX):]}:{dev}"] = n
+        if ns.startswith(machine_ns("")):
+            tcp.update(json.loads(sh("nstat", "-az", "--json", ns=ns).stdout)["kernel"])
     return drops, dict(tcp)
 
 
@@ -184,11 +181,15 @@ def counted(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
 
 
 def counters(out: Path, command: list[str]) -> None:
-    d0, t0 = testbed_counters()
-    if not d0:
-        sys.exit("timeline: no testbed is up (topocoll testbed up T first)")
-    rc = subprocess.run(command).returncode
-    d1, t1 = testbed_counters()
+    from topocoll._core import TopocollError
+    try:
+        d0, t0 = testbed_counters()
+        if not d0:
+            sys.exit("timeline: no testbed is up (topocoll testbed up T first)")
+        rc = subprocess.run(command).returncode
+        d1, t1 = testbed_counters()
+    except TopocollError as e:
+        sys.exit(f"timeline: {e}")
     if rc:
         sys.exit(f"timeline: the command failed (exit {rc})")
     drops, tcp = counted(d0, d1), counted(t0, t1)

@@ -203,10 +203,8 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         sending scope(opt.small_queues ? this : nullptr);
         uint32_t n = TcpSocketBase::SendDataPacket(seq, maxSize, withAck);
         if (opt.linux_rto && n > 0 && seq == m_txBuffer->HeadSequence() && seq < m_tcb->m_highTxMark.Get() &&
-            m_tcb->m_congState == TcpSocketState::CA_RECOVERY) {   /* tcp_xmit_retransmit_queue's rearm_timer */
-            m_retxEvent.Cancel();
-            m_retxEvent = Simulator::Schedule(m_rto, &ProbingTcp::ReTxTimeout, this);
-        }
+            m_tcb->m_congState == TcpSocketState::CA_RECOVERY)   /* tcp_xmit_retransmit_queue's rearm_timer */
+            restart_rto();
         validate_cwnd();
         if (n > 0 && seq + n >= m_tcb->m_highTxMark.Get()) {
             last_seq = seq;
@@ -496,6 +494,13 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         return m_tcb->m_congState == TcpSocketState::CA_OPEN || m_tcb->m_congState == TcpSocketState::CA_CWR;
     }
 
+    /* the retransmission timer started again from now, as Linux's tcp_rearm_rto */
+    void restart_rto()
+    {
+        m_retxEvent.Cancel();
+        m_retxEvent = Simulator::Schedule(m_rto, &ProbingTcp::ReTxTimeout, this);
+    }
+
     void probe()
     {
         if (!may_probe() || BytesInFlight() == 0) return;
@@ -517,9 +522,8 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         } else {
             return;   /* nothing to send: the RTO stays */
         }
-        if (opt.linux_tlp) {   /* tcp_send_loss_probe's tcp_rearm_rto, from now */
-            m_retxEvent.Cancel();
-            m_retxEvent = Simulator::Schedule(m_rto, &ProbingTcp::ReTxTimeout, this);
+        if (opt.linux_tlp) {   /* tcp_send_loss_probe's tcp_rearm_rto */
+            restart_rto();
             tlp_out = true;
             tlp_high = m_tcb->m_highTxMark;
         }
