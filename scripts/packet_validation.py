@@ -8,9 +8,11 @@
         sizes in one job, smallest first (as `topocoll bench` runs them)
   packet_validation.py replay DIR TAG [FLAGS...]
         simulate every recorded run with its starts, the way it was recorded
-        (apart, or in turn on the same connections); FLAGS go to topocoll-packet,
-        e.g. --linux-cubic off; ONLY=88|32|linear|32768,444|100 (prefixes of
-        TOPOLOGY|BUFFER|ALGORITHM|BLOCK) replays only those points
+        (apart, or in turn on the same connections), its ranks sharing the
+        recording host's cores (--host-cores N, N from DIR/cores, else this
+        machine's); FLAGS go to topocoll-packet after those, e.g. --linux-cubic
+        off, --host-cores 0 (a core a rank); ONLY=88|32|linear|32768,444|100
+        (prefixes of TOPOLOGY|BUFFER|ALGORITHM|BLOCK) replays only those points
   packet_validation.py compare DIR[,DIR...] TAG...
         pooled simulated median / pooled testbed median at each point, with a
         90 % bootstrap interval; several recordings (each replayed as TAG) pool
@@ -47,6 +49,8 @@ UNTIMED = 2
 #: DIR/ORDER says how the recording ran its sizes ("apart" or "in-turn");
 #: recordings without it (before 2026-11-28) ran them in turn
 ORDER = "order"
+#: DIR/CORES: the recording host's cores, which the testbed's ranks shared
+CORES = "cores"
 
 
 def topocoll(*args: str, **kw) -> subprocess.CompletedProcess:
@@ -56,6 +60,7 @@ def topocoll(*args: str, **kw) -> subprocess.CompletedProcess:
 def record(d: Path, runs: int, in_turn: bool) -> None:
     d.mkdir(parents=True, exist_ok=True)
     (d / ORDER).write_text("in-turn\n" if in_turn else "apart\n")
+    (d / CORES).write_text(f"{os.cpu_count()}\n")
     parts = d / "parts"
     parts.mkdir(exist_ok=True)
     for run in range(1, runs + 1):
@@ -88,6 +93,20 @@ def merge(files: list[Path], into: Path) -> None:
     into.write_text("".join(lines))
 
 
+def host_cores(d: Path, flags: list[str]) -> list[str]:
+    """The testbed runs every machine's rank on one host, so the replay
+    shares that host's cores among the ranks as the testbed did: the
+    recording's DIR/CORES (recordings before it: this machine's), unless
+    FLAGS say otherwise."""
+    if "--host-cores" in flags:
+        return []
+    f = d / CORES
+    cores = f.read_text().strip() if f.exists() else str(os.cpu_count())
+    if not cores.isdigit() or not 1 <= int(cores) <= 4096:
+        sys.exit(f"packet_validation: {f}: '{cores}' is not a number of cores (1 to 4096)")
+    return ["--host-cores", cores]
+
+
 def replay(d: Path, tag: str, flags: list[str]) -> None:
     """The simulator's command as `topocoll bench --backend packet --latency 0
     --starts` builds it (its defaults: port buffer, host queue, minimum RTO,
@@ -96,6 +115,7 @@ def replay(d: Path, tag: str, flags: list[str]) -> None:
     an algorithm's sizes in turn in one."""
     from topocoll._core import Topology, TopocollError
     from topocoll.bench.packet import PacketBackend
+    flags = host_cores(d, flags) + flags
     only = [o for o in os.environ.get("ONLY", "").split(",") if o]   # points, e.g. 88|32|linear|32768
     in_turn = not (d / ORDER).exists() or (d / ORDER).read_text().split() == ["in-turn"]
     jobs, backends = [], []

@@ -71,3 +71,17 @@ def test_compare_takes_only_the_points_replayed(tmp_path, capsys):
     pv.compare([a], ["t"])
     out = capsys.readouterr().out
     assert list(lines(out)) == [("pairwise", "32K")] and "1 of 1 within 10 %" in out
+
+
+def test_replay_shares_the_recording_hosts_cores(tmp_path, monkeypatch):
+    import pytest
+    d = tmp_path / "rec"
+    d.mkdir()
+    monkeypatch.setattr(pv.os, "cpu_count", lambda: 6)
+    assert pv.host_cores(d, []) == ["--host-cores", "6"]   # a recording without the file: this machine's
+    (d / pv.CORES).write_text("2\n")
+    assert pv.host_cores(d, ["--linux-cubic", "off"]) == ["--host-cores", "2"]
+    assert pv.host_cores(d, ["--host-cores", "0"]) == []   # the caller's choice stands
+    (d / pv.CORES).write_text("two\n")
+    with pytest.raises(SystemExit, match="not a number of cores"):
+        pv.host_cores(d, [])

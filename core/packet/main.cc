@@ -97,7 +97,7 @@ const char *HELP =
     "                       delivers, each counted once, as Linux counts them; off: ns-3's count, which\n"
     "                       counts again the segments SACKed before (after a timeout, a whole flight) [on]\n"
     "  --linux-hystart on|off  with Linux's cubic: HyStart as Linux's, its thresholds and no RTT sample in\n"
-    "                       an avoidance epoch's first second; off: ns-3's, which ends more slow starts early [off]\n"
+    "                       an avoidance epoch's first second; off: ns-3's, which ends more slow starts early [on]\n"
     "  --rto-min S          TCP's minimum RTO [0.2]; --delayed-ack S [0.04]\n"
     "  --loss-probes on|off Linux's tail loss probe and SACK loss detection (ns-3 has neither) [on]\n"
     "  --lost-retransmits on|off  a retransmission is lost once data sent after it is acknowledged,\n"

@@ -33,9 +33,9 @@ struct probing_tcp_options {
      * ones SACKed before (probing_tcp.cc) */
     bool count_delivered = true;
     /* the congestion control (Linux's cubic) runs Linux's HyStart, else
-     * ns-3's (linux_cubic.h; off by default: it did not bring the validation
-     * in, docs/results/2026-11-28-packet-hystart.md) */
-    bool linux_hystart = false;
+     * ns-3's (linux_cubic.h; its exits come to the testbed kernel's count,
+     * docs/results/2026-11-29-packet-host-cores.md) */
+    bool linux_hystart = true;
     /* the retransmission timer as Linux's: srtt + max(4 x rttvar, the
      * minimum) in whole ticks of LINUX_TICK_NS, and restarted when a fast
      * recovery resends the first unacknowledged segment

@@ -63,7 +63,7 @@ def describe_model(m: dict) -> str:
              ("lost_retransmits", "RACK's lost retransmissions", "lost retransmissions left to the timeout"),
              ("rack_recovery", "RACK in fast recovery", "ns-3's fast recovery"),
              ("count_delivered", "the window grown by what an ACK delivers", None),
-             ("linux_hystart", "Linux's HyStart", None),
+             ("linux_hystart", "Linux's HyStart", "ns-3's HyStart"),
              ("linux_rto", "Linux's retransmission timer", "ns-3's retransmission timer"),
              ("linux_tlp", "Linux's loss probe timer", None),
              ("forward_retransmits", "forward retransmissions", "no forward retransmission"),
