@@ -140,11 +140,11 @@ def record(out: Path, command: list[str], untimed: int) -> None:
 
 # the simulator's JSON names for the kernel's counters (nstat's names)
 AS_SIMULATOR = {
-    "tcp_timeouts+tcp_repeat_timeouts": ("TcpExtTCPTimeouts",),
-    "tcp_recoveries": ("TcpExtTCPSackRecovery",),
-    "tcp_loss_probes": ("TcpExtTCPLossProbes",),
-    "tcp_lost_retransmits": ("TcpExtTCPLostRetransmit",),
-    "retransmitted_segments": ("TcpRetransSegs",),
+    "tcp_timeouts+tcp_repeat_timeouts": "TcpExtTCPTimeouts",
+    "tcp_recoveries": "TcpExtTCPSackRecovery",
+    "tcp_loss_probes": "TcpExtTCPLossProbes",
+    "tcp_lost_retransmits": "TcpExtTCPLostRetransmit",
+    "retransmitted_segments": "TcpRetransSegs",
 }
 
 
@@ -193,7 +193,7 @@ def counters(out: Path, command: list[str]) -> None:
     if rc:
         sys.exit(f"timeline: the command failed (exit {rc})")
     drops, tcp = counted(d0, d1), counted(t0, t1)
-    sim = {name: sum(tcp.get(k, 0) for k in keys) for name, keys in AS_SIMULATOR.items()}
+    sim = {name: tcp.get(key, 0) for name, key in AS_SIMULATOR.items()}
     sim["drops"] = sum(drops.values())
     out.write_text(json.dumps({"as_simulator": sim, "drops_by_queue": drops, "tcp": tcp}, indent=1) + "\n")
     print(f"timeline: {out}: " + ", ".join(f"{k} {v}" for k, v in sim.items()))

@@ -258,6 +258,7 @@ options parse(int argc, char **argv)
         usage_error("--congestion: '" + o.congestion + "'; valid: cubic, newreno");
     if (o.congestion != "cubic") o.linux_cubic = false;   /* it replaces cubic only */
     if (!o.linux_cubic) o.tcp.count_delivered = o.tcp.linux_hystart = false;   /* parts of Linux's cubic */
+    if (!o.tcp.probes) o.tcp.linux_tlp = false;   /* the probe's timer: no probe, no timer */
     if (o.pace != "auto" && o.pace != "on" && o.pace != "off") usage_error("--pace: '" + o.pace + "'; valid: auto, on, off");
     if (o.rto_min <= 0 || o.rto_min > 60) usage_error("--rto-min: must be in (0, 60] seconds");
     if (o.nap < 0 || o.nap > 1) usage_error("--nap: must be in [0, 1] seconds");

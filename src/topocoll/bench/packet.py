@@ -69,8 +69,7 @@ def describe_model(m: dict) -> str:
              ("forward_retransmits", "forward retransmissions", "no forward retransmission"),
              ("timeout_keeps_ssthresh", "timeouts keep a recovery's ssthresh", None),
              ("small_queues", "TCP small queues", "no TCP small queues")]
-    shown = dict(m, linux_tlp=m["linux_tlp"] and m["loss_probes"])   # the probe's timer only where probes are sent
-    parts += [said for said in (on if shown[key] else off for key, on, off in flags) if said]
+    parts += [said for said in (on if m[key] else off for key, on, off in flags) if said]
     parts.append("send buffer autotuned" if m["sndbuf"] == 0 else f"send buffer {m['sndbuf']} bytes")
     if m["host_cores"]:
         parts.append(f"{m['host_cores']} host cores shared")
