@@ -35,6 +35,7 @@ CONSTANTS = {
     "TC_PROP_CAPACITATED": _core.PROP_CAPACITATED,
     "sizeof(tc_op) / sizeof(int32_t)": _core.OP_INTS,
     "TC_PLAN_WHOLE_MAX_RANKS": int(_core.default("plan_whole_max_ranks")),
+    "TC_SHORT_PACKET_BYTES": int(_core.default("short_packet")),
 }
 
 

@@ -747,3 +747,34 @@ def test_linux_tlp_probes_in_the_timeouts_place(tmp_path, spec, block):
         return rec["tcp_timeouts"]
     on, off = run("on"), run("off")
     assert on < off, (on, off)
+
+
+def _bench_packet(extra_env: dict, args: list[str]) -> subprocess.CompletedProcess:
+    import os
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOPOCOLL_")} | extra_env
+    return subprocess.run([sys.executable, "-m", "topocoll.cli", "bench", "chain:2,2", "--backend", "packet",
+                           "--sizes", "1K", "--algorithms", "linear", "--repetitions", "1"] + args,
+                          capture_output=True, text=True, timeout=120, env=env)
+
+
+@pytest.mark.parametrize("env, args, shown", [
+    ({}, [], "TOPOCOLL_NAP=200us"),                                  # the back-end's default
+    ({"TOPOCOLL_NAP": "0"}, [], "TOPOCOLL_NAP=0"),                   # the user's environment over it
+    ({"TOPOCOLL_NAP": "0"}, ["--nap", "1ms"], "TOPOCOLL_NAP=1ms"),   # an option over the environment
+    ({"TOPOCOLL_PACE": "off"}, [], "TOPOCOLL_PACE=off"),
+])
+def test_bench_takes_the_executors_variables_from_the_environment(env, args, shown):
+    proc = _bench_packet(env, args)
+    assert proc.returncode == 0, proc.stderr
+    assert shown in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("env, word", [
+    ({"TOPOCOLL_NAP": "soon"}, "TOPOCOLL_NAP in the environment: time 'soon'"),
+    ({"TOPOCOLL_PACE": "sometimes"}, "TOPOCOLL_PACE='sometimes' in the environment: valid: auto, off"),
+    ({"TOPOCOLL_FANOUT": "four"}, "TOPOCOLL_FANOUT='four' in the environment: expected a whole number"),
+    ({"TOPOCOLL_PLAN": "rank"}, "TOPOCOLL_PLAN has no meaning in the packet simulator"),
+])
+def test_bench_refuses_a_bad_variable_in_the_environment(env, word):
+    proc = _bench_packet(env, [])
+    assert proc.returncode == 2 and word in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from topocoll.cli import main
+from topocoll import _core
 from topocoll.testbed import mpi, net
 
 from .conftest import ALGORITHMS
@@ -300,3 +301,16 @@ def test_sparse_first_refuses_more_peers_than_htb_has_classes():
     peers = tuple(net.address(i) for i in range(net.MAX_PEER_CLASSES))
     with pytest.raises(TopocollError, match=f"at most {net.MAX_PEER_CLASSES} machines"):
         net.sparse_first("topocoll-m-none", "eth0", 1e8, net.NIC_QUEUE, peers)
+
+
+def test_short_first_filter_matches_the_cores_short_packets(monkeypatch):
+    """The short-first htb's u32 filter sends a packet to the priority class
+    exactly when its IPv4 length is under the core's short-packet length,
+    the one the simulator's sparse-first queue uses."""
+    batches = []
+    monkeypatch.setattr(net, "sh", lambda *args, **kw: batches.append(kw.get("input", "")))
+    net.short_first("ns", "eth0", 1e8, 100)
+    m = re.search(r"protocol ip prio 1 u32 match u16 0 0x([0-9a-f]{4}) at 2 flowid 1:10", "".join(batches))
+    assert m, batches
+    mask, short = int(m.group(1), 16), int(_core.default("short_packet"))
+    assert [n for n in range(1600) if n & mask == 0] == list(range(short))

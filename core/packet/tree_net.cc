@@ -16,9 +16,6 @@ namespace {
 
 /* An IPv4 packet and the point-to-point header a device queue counts. */
 constexpr uint32_t FULL_FRAME = 1500 + 2;
-/* Below this IPv4 length a packet is "short" (pure ACKs, MPI's zero-byte
- * syncs), as the testbed's short-first queue counts one (src/topocoll/testbed/net.py). */
-constexpr uint32_t SMALL_PACKET = 128;
 
 /* Routing on a tree: every node holds, per destination machine, the
  * interface that leads towards it (down to the child whose subtree holds it,
@@ -160,7 +157,7 @@ class HostQueueDisc : public QueueDisc {
     {
         uint32_t flow = item->Hash(0);
         auto it = bulk.find(flow);
-        bool sparse = sparse_first && item->GetSize() < SMALL_PACKET && (it == bulk.end() || it->second == 0);
+        bool sparse = sparse_first && item->GetSize() < TC_SHORT_PACKET_BYTES && (it == bulk.end() || it->second == 0);
         size_t band = sparse ? 0 : bulk_queue(item);
         if (GetInternalQueue(band)->GetNPackets() >= limit) {
             DropBeforeEnqueue(item, "queue full");   /* a full FIFO is not empty: its peer keeps its turn */

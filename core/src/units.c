@@ -179,13 +179,16 @@ double tc_limit(const char *name)
     return lookup(limits, sizeof limits / sizeof limits[0], name);
 }
 
+/* The testbed's u32 filter matches "IPv4 length < TC_SHORT_PACKET_BYTES" with one mask */
+_Static_assert((TC_SHORT_PACKET_BYTES & (TC_SHORT_PACKET_BYTES - 1)) == 0, "TC_SHORT_PACKET_BYTES must be a power of two");
+
 double tc_default(const char *name)
 {
     static const named_value defaults[] = {
         {"fanout", TC_DEFAULT_FANOUT}, {"bandwidth", TC_DEFAULT_BANDWIDTH}, {"latency", TC_DEFAULT_LATENCY},
         {"segment_size", TC_DEFAULT_SEGMENT_SIZE}, {"plan_whole_max_ranks", TC_PLAN_WHOLE_MAX_RANKS},
         {"pace_lead", TC_DEFAULT_PACE_LEAD}, {"capacitated_pace_lead", TC_DEFAULT_CAPACITATED_PACE_LEAD},
-        {"pace_lead_share", TC_DEFAULT_PACE_LEAD_SHARE},
+        {"pace_lead_share", TC_DEFAULT_PACE_LEAD_SHARE}, {"short_packet", TC_SHORT_PACKET_BYTES},
     };
     return lookup(defaults, sizeof defaults / sizeof defaults[0], name);
 }

@@ -478,6 +478,11 @@ const char *tc_phase_order_name(int order);   /* NULL past the last */
  * capacitated plan 0.3-1.2 % faster than at 0.92; on equal links 0.92 stays
  * ahead, docs/results/2026-11-25-capacitated-goodput.md). */
 #define TC_TCP_GOODPUT_FAST_CORE 0.935
+/* A machine's egress queue counts a packet as short, to go ahead of bulk
+ * data (pure ACKs, MPI's zero-byte syncs), below this IPv4 total length in
+ * bytes: the emulated cluster's short-first htb filter and the packet
+ * simulator's sparse-first queue. */
+#define TC_SHORT_PACKET_BYTES 128
 /* Pacing rates from machine me to every machine of t (rate[p], bit/s; 0 for
  * me and where a path's rate is unknown): the path's narrowest link
  * (bandwidth where the topology gives none; 0: unknown) times
@@ -490,8 +495,8 @@ int tc_pace_rates(const tc_topology *t, int me, double bandwidth, double *rate);
  * TC_DEFAULT_PACE_LEAD. */
 double tc_pace_lead(int algorithm, const tc_topology *t, double bandwidth);
 /* "fanout", "bandwidth", "latency", "segment_size", "plan_whole_max_ranks"
- * (TC_PLAN_WHOLE_MAX_RANKS), "pace_lead", "capacitated_pace_lead", "pace_lead_share"; -1 for an
- * unknown name. */
+ * (TC_PLAN_WHOLE_MAX_RANKS), "pace_lead", "capacitated_pace_lead", "pace_lead_share",
+ * "short_packet" (TC_SHORT_PACKET_BYTES); -1 for an unknown name. */
 double tc_default(const char *name);
 unsigned tc_algorithm_params(int index);
 int tc_algorithm_count(void);

@@ -257,10 +257,27 @@ def levels_of(topo) -> int:
 
 
 def parameter_env(args) -> dict:
-    """The PMPI library's variables the options given set."""
+    """The PMPI library's variables the options given set; an option not
+    given takes its variable from the environment, as the library itself
+    would (the back-ends' own defaults, such as the testbed's nap, apply only
+    where neither sets it)."""
     env = {}
-    for flag, var, _ in pmpi_options():
+    for flag, var, kwargs in pmpi_options():
         value = getattr(args, flag[2:].replace("-", "_"))
+        if not value and os.environ.get(var):
+            value = os.environ[var]
+            if "choices" in kwargs and value not in kwargs["choices"]:
+                raise TopocollError("invalid argument", f"{var}={value!r} in the environment: valid: "
+                                                        f"{', '.join(kwargs['choices'])}")
+            if kwargs.get("type") is int and not value.strip().isdigit():
+                raise TopocollError("invalid argument", f"{var}={value!r} in the environment: expected a whole number")
+            try:
+                if kwargs.get("metavar") == "TIME":
+                    parse_time(value)
+                elif kwargs.get("metavar") == "BYTES":
+                    parse_size(value)
+            except TopocollError as e:
+                raise TopocollError(e.status, f"{var} in the environment: {e}") from None
         if value:
             env[var] = str(parse_size(value)) if var.endswith(("_SIZE", "_BYTES")) else str(value)
     return env

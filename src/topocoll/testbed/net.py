@@ -33,7 +33,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from .._core import Topology, TopocollError
+from .._core import Topology, TopocollError, default
 
 PREFIX = "topocoll-"
 STATE_DIR = Path("/run/topocoll")
@@ -44,7 +44,6 @@ MTU_FRAME = 1514          # bytes a full Ethernet frame takes in a tbf queue
 NIC_QUEUE = 1000          # a NIC's default txqueuelen
 KERNEL_RTO = "kernel default"   # the record's rto_min when --rto-min is not given
 MAX_PEER_CLASSES = 0xffff - 0x100   # sparse-first's htb classes 1:100 and up, one a peer and one for the rest
-SMALL_PACKET = 128        # IPv4 total length below which short-first sends a packet first
 
 
 def machine_ns(name: str) -> str:
@@ -106,8 +105,8 @@ def htb(ns: str, dev: str, rate_bps: float, default: str, classes: list[str]) ->
 
 
 def short_first(ns: str, dev: str, rate_bps: float, queue_packets: int, peers: tuple[str, ...] = ()) -> None:
-    """Shape dev's egress to rate like tbf, but send packets shorter than
-    SMALL_PACKET bytes (pure ACKs, MPI's zero-byte syncs) ahead of the bulk
+    """Shape dev's egress to rate like tbf, but send packets shorter than the
+    core's short-packet length (pure ACKs, MPI's zero-byte syncs) ahead of the bulk
     backlog: htb with a priority class for them (guaranteed 5 % of the rate,
     may take all of it) and a bulk class (95 %, may take all), each a FIFO of
     queue_packets.  Unlike fq_codel it tells packets apart by length alone,
@@ -117,6 +116,9 @@ def short_first(ns: str, dev: str, rate_bps: float, queue_packets: int, peers: t
     that echo when an ACK covers a retransmission, and its RTO grows to
     seconds (docs/results/2026-11-27-testbed-host-queue.md)."""
     burst, rate, frames = burst_bytes(rate_bps), int(rate_bps), 2 * MTU_FRAME
+    # as the simulator's sparse-first queue counts; a power of two (the core
+    # asserts it), which the u32 mask below needs
+    short = int(default("short_packet"))
     htb(ns, dev, rate_bps, "20", [
         f"class add dev {dev} parent 1:1 classid 1:10 htb rate {rate // 20}bit ceil {rate}bit prio 0 "
         f"burst {frames} cburst {frames} quantum {MTU_FRAME}",
@@ -124,9 +126,9 @@ def short_first(ns: str, dev: str, rate_bps: float, queue_packets: int, peers: t
         f"burst {burst} cburst {burst} quantum {MTU_FRAME}",
         f"qdisc add dev {dev} parent 1:10 pfifo limit {queue_packets}",
         f"qdisc add dev {dev} parent 1:20 pfifo limit {queue_packets}",
-        # IPv4 total length (bytes 2-3 of the header) below SMALL_PACKET
+        # IPv4 total length (bytes 2-3 of the header) below short
         f"filter add dev {dev} parent 1: protocol ip prio 1 u32 match u16 0 "
-        f"0x{0xffff & ~(SMALL_PACKET - 1):04x} at 2 flowid 1:10",
+        f"0x{0xffff & ~(short - 1):04x} at 2 flowid 1:10",
         # ARP, a flow of its own for fq_codel
         f"filter add dev {dev} parent 1: protocol arp prio 2 u32 match u32 0 0 flowid 1:10"])
 
