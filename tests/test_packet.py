@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 import subprocess
 import sys
@@ -750,7 +751,6 @@ def test_linux_tlp_probes_in_the_timeouts_place(tmp_path, spec, block):
 
 
 def _bench_packet(extra_env: dict, args: list[str]) -> subprocess.CompletedProcess:
-    import os
     env = {k: v for k, v in os.environ.items() if not k.startswith("TOPOCOLL_")} | extra_env
     return subprocess.run([sys.executable, "-m", "topocoll.cli", "bench", "chain:2,2", "--backend", "packet",
                            "--sizes", "1K", "--algorithms", "linear", "--repetitions", "1"] + args,

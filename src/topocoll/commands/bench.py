@@ -256,6 +256,26 @@ def levels_of(topo) -> int:
     return max(len(topo.levels(r).split("/")) for r in range(topo.num_machines))
 
 
+def environment_value(var: str, kwargs: dict) -> str | None:
+    """var's value in the environment, refused as its option would refuse
+    it but naming the variable; None where it is unset or empty."""
+    value = os.environ.get(var)
+    if not value:
+        return None
+    if "choices" in kwargs and value not in kwargs["choices"]:
+        raise TopocollError("invalid argument", f"{var}={value!r} in the environment: valid: "
+                                                f"{', '.join(kwargs['choices'])}")
+    if kwargs.get("type") is int and not value.strip().isdigit():
+        raise TopocollError("invalid argument", f"{var}={value!r} in the environment: expected a whole number")
+    parse = {"TIME": parse_time, "BYTES": parse_size}.get(kwargs.get("metavar"))
+    try:
+        if parse:
+            parse(value)
+    except TopocollError as e:
+        raise TopocollError(e.status, f"{var} in the environment: {e}") from None
+    return value
+
+
 def parameter_env(args) -> dict:
     """The PMPI library's variables the options given set; an option not
     given takes its variable from the environment, as the library itself
@@ -263,21 +283,7 @@ def parameter_env(args) -> dict:
     where neither sets it)."""
     env = {}
     for flag, var, kwargs in pmpi_options():
-        value = getattr(args, flag[2:].replace("-", "_"))
-        if not value and os.environ.get(var):
-            value = os.environ[var]
-            if "choices" in kwargs and value not in kwargs["choices"]:
-                raise TopocollError("invalid argument", f"{var}={value!r} in the environment: valid: "
-                                                        f"{', '.join(kwargs['choices'])}")
-            if kwargs.get("type") is int and not value.strip().isdigit():
-                raise TopocollError("invalid argument", f"{var}={value!r} in the environment: expected a whole number")
-            try:
-                if kwargs.get("metavar") == "TIME":
-                    parse_time(value)
-                elif kwargs.get("metavar") == "BYTES":
-                    parse_size(value)
-            except TopocollError as e:
-                raise TopocollError(e.status, f"{var} in the environment: {e}") from None
+        value = getattr(args, flag[2:].replace("-", "_")) or environment_value(var, kwargs)
         if value:
             env[var] = str(parse_size(value)) if var.endswith(("_SIZE", "_BYTES")) else str(value)
     return env

@@ -33,7 +33,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from .._core import Topology, TopocollError, default
+from .._core import Topology, TopocollError
+from .._core import default as core_default   # htb() has a parameter named default
 
 PREFIX = "topocoll-"
 STATE_DIR = Path("/run/topocoll")
@@ -118,7 +119,7 @@ def short_first(ns: str, dev: str, rate_bps: float, queue_packets: int, peers: t
     burst, rate, frames = burst_bytes(rate_bps), int(rate_bps), 2 * MTU_FRAME
     # as the simulator's sparse-first queue counts; a power of two (the core
     # asserts it), which the u32 mask below needs
-    short = int(default("short_packet"))
+    short = int(core_default("short_packet"))
     htb(ns, dev, rate_bps, "20", [
         f"class add dev {dev} parent 1:1 classid 1:10 htb rate {rate // 20}bit ceil {rate}bit prio 0 "
         f"burst {frames} cburst {frames} quantum {MTU_FRAME}",
