@@ -6,12 +6,21 @@ cluster's kernel beside the packet simulator.
         run the command (as root, on the testbed) with the kernel's TCP and
         drop tracepoints on (tracefs: tcp_cong_state_set, tcp_sendmsg_locked,
         skb:kfree_skb) and write OUT in the simulator's --trace format
-  timeline.py convert RAW CSV OUT [--untimed N]
+  timeline.py convert RAW CSV OUT [--untimed N] [--calls-from PREFIX]
         a tracefs dump (record keeps it as OUT.tracefs) read again
   timeline.py compare A B [--bin MS]
         per timed call, side by side: drops, timeouts and repeated timeouts
         (a connection's backed-off RTO) in bins of MS milliseconds from the
         call's start, and the totals a call
+  timeline.py sends A [B] [--calls N] [--topology T]
+        the executor's sends, per call and side by side: how long a send
+        took (start to its step's sends done; by links crossed with
+        --topology, rank r on machine r), when the first, the median and
+        the last rank had all their sends done, and how far ranks ran ahead
+        (when the slowest rank starts its middle send, the most sends another
+        had started, less its); A and B each a TOPOCOLL_TRACE prefix (files
+        PREFIX.RANK, the testbed's) or a simulator --trace file; the last N
+        calls in each [9]
   timeline.py counters OUT -- topocoll bench T --backend testbed ...
         run the command and write OUT (JSON): what it changed in every
         testbed queue's drop count (tc -s qdisc, per switch port and
@@ -26,7 +35,10 @@ The simulator writes its trace itself: topocoll-packet --trace FILE
   RTO); "repeat" if it was in TCP_CA_Loss already;
 - a drop is a packet freed with reason QDISC_DROP (any machine's or
   switch's queue);
-- a call starts where, after 20 ms in which no rank sent a message of the
+- a call starts where its first send starts in the PMPI library's trace
+  (--calls-from PREFIX, the command's TOPOCOLL_TRACE; record takes it from
+  the environment; both clocks are CLOCK_MONOTONIC); without one, where,
+  after 20 ms in which no rank sent a message of the
   call's size (at least half a block, or 4 KiB), three in four of the
   benchmark program's ranks send one within 50 ms: every rank sends at a
   call's start, and only some resume after a stall inside a call.  The
@@ -56,8 +68,26 @@ WINDOW = 0.05            # seconds in which three in four ranks send at a call's
 LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[\d+\]\s+\S+\s+([\d.]+): (\w+): (.*)$")
 
 
-def kernel_events(text: str, blocks: list[int]) -> list[str]:
-    """A tracefs dump (mono clock) as trace lines; blocks: the CSV's rows' block sizes, in order."""
+def starts_of_sends(sends: list[tuple[float, str]]) -> list[float]:
+    """Calls' starts found from the large sends (time, process), in time order"""
+    ranks = len({pid for _, pid in sends})
+    starts = []
+    for i, (t, _) in enumerate(sends):
+        if i and t - sends[i - 1][0] < QUIET:
+            continue
+        senders, k = set(), i
+        while k < len(sends) and sends[k][0] < t + WINDOW:
+            senders.add(sends[k][1])
+            k += 1
+        if 4 * len(senders) >= 3 * ranks:
+            starts.append(t)
+    return starts
+
+
+def kernel_events(text: str, blocks: list[int], starts: list[float] | None = None) -> list[str]:
+    """A tracefs dump (mono clock) as trace lines; blocks: the CSV's rows'
+    block sizes, in order; starts: the calls' starts, if known (else found
+    from the sends)"""
     big = min(4096, min(blocks) // 2) if blocks else 4096
     sends, out, state = [], [], {}
     for line in text.splitlines():
@@ -79,18 +109,8 @@ def kernel_events(text: str, blocks: list[int]) -> list[str]:
             if new == TCP_CA_LOSS:
                 out.append((t, f"timeout {conn} {'repeat' if state.get(conn) == TCP_CA_LOSS else 'first'}"))
             state[conn] = new
-    sends.sort()
-    ranks = len({pid for _, pid in sends})
-    starts = []
-    for i, (t, _) in enumerate(sends):
-        if i and t - sends[i - 1][0] < QUIET:
-            continue
-        senders, k = set(), i
-        while k < len(sends) and sends[k][0] < t + WINDOW:
-            senders.add(sends[k][1])
-            k += 1
-        if 4 * len(senders) >= 3 * ranks:
-            starts.append(t)
+    if starts is None:
+        starts = starts_of_sends(sorted(sends))
     timed = len(blocks)
     for k, t in enumerate(starts):
         j = k - (len(starts) - timed)
@@ -135,7 +155,7 @@ def record(out: Path, command: list[str], untimed: int) -> None:
         sys.exit(f"timeline: the command failed (exit {rc})")
     raw = out.with_name(out.name + ".tracefs")
     raw.write_text(text)
-    convert(raw, csv_path, out, untimed)
+    convert(raw, csv_path, out, untimed, os.environ.get("TOPOCOLL_TRACE") or None)
 
 
 # the simulator's JSON names for the kernel's counters (nstat's names)
@@ -200,10 +220,16 @@ def counters(out: Path, command: list[str]) -> None:
     print("timeline: drops by queue: " + ", ".join(f"{k} {v}" for k, v in sorted(drops.items(), key=lambda x: -x[1])))
 
 
-def convert(raw: Path, csv_path: Path, out: Path, untimed: int) -> None:
+def call_starts(prefix: str) -> list[float]:
+    """Each call's first send start in a TOPOCOLL_TRACE, in order"""
+    calls = read_sends(prefix)
+    return sorted(min(sends[0][0] for sends in ranks.values()) for ranks in calls.values())
+
+
+def convert(raw: Path, csv_path: Path, out: Path, untimed: int, calls_from: str | None = None) -> None:
     rows = list(csv.DictReader(open(csv_path)))
     blocks = [int(r["msize_bytes"]) for r in rows]
-    lines = kernel_events(raw.read_text(), blocks)
+    lines = kernel_events(raw.read_text(), blocks, call_starts(calls_from) if calls_from else None)
     out.write_text("".join(l + "\n" for l in lines))
     calls = [float(l.split()[0]) for l in lines if " call " in l]
     want = len(blocks) + untimed * len(set(blocks))
@@ -268,6 +294,101 @@ def compare(a: Path, b: Path, bin_ms: float) -> None:
     line("total", [sum(v for (kind, _), v in h.items() if kind == k) for k in kinds for h in (ha, hb)])
 
 
+def read_sends(source: str) -> dict[int, dict[int, list[tuple[float, float, int | None]]]]:
+    """call -> rank -> the rank's sends (start, done, peer), by start: from a
+    simulator --trace file (its exec lines) or a TOPOCOLL_TRACE prefix"""
+    ops: dict[tuple[int, int, int], dict] = {}
+
+    def note(path, n, call, rank, op, event, when, peer):
+        try:
+            key, t = (int(call), int(rank), int(op)), float(when)
+            peer = None if peer is None else int(peer)
+        except ValueError:
+            sys.exit(f"timeline: {path}:{n}: not an executor event: {line.strip()!r}")
+        if event not in ("start", "done", "notify"):
+            sys.exit(f"timeline: {path}:{n}: unknown event {event!r}")
+        ops.setdefault(key, {"peer": peer})[event] = t
+
+    path = Path(source)
+    if path.is_file():
+        for n, line in enumerate(open(path), 1):
+            p = line.split()
+            if len(p) >= 2 and p[1] == "exec":
+                if len(p) != 7:
+                    sys.exit(f"timeline: {path}:{n}: not an executor event: {line.strip()!r}")
+                note(path, n, p[3], p[2], p[4], p[5], p[0], p[6])
+    else:
+        files = [f for f in path.parent.glob(path.name + ".*") if f.suffix[1:].isdigit()]
+        if not files:
+            sys.exit(f"timeline: {source}: neither a simulator trace nor a TOPOCOLL_TRACE prefix (no {source}.RANK files)")
+        for f in files:
+            rank = int(f.suffix[1:])
+            for n, line in enumerate(open(f), 1):
+                p = line.split()
+                if len(p) not in (4, 5):   # before 2026-11-29 the lines had no peer
+                    sys.exit(f"timeline: {f}:{n}: not an executor event: {line.strip()!r}")
+                note(f, n, p[0], rank, p[1], p[2], p[3], p[4] if len(p) == 5 else None)
+    calls: dict[int, dict[int, list]] = {}
+    for (call, rank, _), ev in ops.items():
+        if "start" in ev and "done" in ev:
+            calls.setdefault(call, {}).setdefault(rank, []).append((ev["start"], ev["done"], ev["peer"]))
+    for ranks in calls.values():
+        for sends in ranks.values():
+            sends.sort()
+    if not calls:
+        sys.exit(f"timeline: {source}: no executor events (the MPI's own algorithm leaves none)")
+    return calls
+
+
+def quantile(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def send_summary(calls: dict, last: int, topology) -> dict:
+    """The figures `sends` prints, over the last calls"""
+    durations: dict[str, list[float]] = collections.defaultdict(list)
+    rows = []
+    for call in sorted(calls)[-last:]:
+        ranks = calls[call]
+        t0 = min(s[0][0] for s in ranks.values())
+        for rank, sends in ranks.items():
+            for start, done, peer in sends:
+                cls = "all"
+                if topology is not None and peer is not None:
+                    cls = f"{topology.path_class(rank, peer)} links"
+                durations[cls].append(done - start)
+        finished = sorted(max(d for _, d, _ in sends) - t0 for sends in ranks.values())
+        mid = min(len(s) for s in ranks.values()) // 2
+        slowest = max(s[mid][0] for s in ranks.values())
+        ahead = max(sum(1 for st, _, _ in s if st <= slowest) for s in ranks.values()) - (mid + 1)
+        rows.append((call, finished[0], finished[len(finished) // 2], finished[-1], ahead))
+    return {"durations": durations, "rows": rows}
+
+
+def sends(sources: list[str], last: int, topology_arg: str | None) -> None:
+    topology = None
+    if topology_arg:
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+        from topocoll.common import load_topology
+        topology = load_topology(topology_arg)
+    for source in sources:
+        calls = read_sends(source)
+        if topology is not None:
+            over = max(r for ranks in calls.values() for r in ranks)
+            if over >= topology.num_machines:
+                sys.exit(f"timeline: {source}: rank {over} has no machine in {topology_arg} "
+                         f"({topology.num_machines} machines)")
+        s = send_summary(calls, last, topology)
+        print(f"{source}: {len(s['rows'])} call{'' if len(s['rows']) == 1 else 's'}")
+        for cls, xs in sorted(s["durations"].items()):
+            print(f"  a send ({cls}): median {1e3 * quantile(xs, .5):.1f} ms, 90 % {1e3 * quantile(xs, .9):.1f} ms, "
+                  f"{len(xs)} sends")
+        print(f"  {'call':>5} {'first done':>11} {'median':>7} {'last':>7} {'ahead':>6}")
+        for call, first, med, lastr, ahead in s["rows"]:
+            print(f"  {call:>5} {1e3 * first:9.0f}ms {1e3 * med:5.0f}ms {1e3 * lastr:5.0f}ms {ahead:>6}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -281,10 +402,15 @@ def main() -> None:
     v.add_argument("csv", type=Path)
     v.add_argument("out", type=Path)
     v.add_argument("--untimed", type=int, default=2, help="untimed calls a size (default %(default)s)")
+    v.add_argument("--calls-from", metavar="PREFIX", help="the calls' starts from this TOPOCOLL_TRACE")
     c = sub.add_parser("compare", help="two traces side by side")
     c.add_argument("a", type=Path)
     c.add_argument("b", type=Path)
     c.add_argument("--bin", type=float, default=20.0, help="bin width, ms (default %(default)s)")
+    e = sub.add_parser("sends", help="the executor's sends: durations, ranks done, running ahead")
+    e.add_argument("sources", nargs="+", metavar="TRACE", help="TOPOCOLL_TRACE prefix or simulator --trace file")
+    e.add_argument("--calls", type=int, default=9, help="the last N calls of each (default %(default)s)")
+    e.add_argument("--topology", help="sends by links crossed on this tree (rank r on machine r)")
     n = sub.add_parser("counters", help="a testbed command's queue drops and TCP counters")
     n.add_argument("out", type=Path)
     n.add_argument("command", nargs=argparse.REMAINDER)
@@ -299,8 +425,12 @@ def main() -> None:
             counters(args.out, command)
         else:
             record(args.out, command, args.untimed)
+    elif args.cmd == "sends":
+        if args.calls < 1:
+            ap.error("--calls must be at least 1")
+        sends(args.sources, args.calls, args.topology)
     elif args.cmd == "convert":
-        convert(args.raw, args.csv, args.out, args.untimed)
+        convert(args.raw, args.csv, args.out, args.untimed, args.calls_from)
     else:
         if args.bin <= 0:
             ap.error("--bin must be positive")

@@ -130,11 +130,20 @@ def test_balanced_phases_every_byte_and_trace(algorithm, tmp_path):
     events = {}
     for f in files:
         for line in f.read_text().splitlines():
-            call, op, event, when = line.split()
-            events.setdefault((f.name, call, op), {})[event] = float(when)
+            call, op, event, when, peer = line.split()
+            rank = int(f.name.rsplit(".", 1)[1])
+            assert 0 <= int(peer) < 8, line
+            events.setdefault((f.name, call, op), {})[event] = (float(when), int(peer))
     assert {e for ev in events.values() for e in ev} == {"start", "done", "notify"}
     for ev in events.values():
-        assert ev["start"] <= ev["done"] <= ev.get("notify", ev["done"])
+        assert ev["start"][0] <= ev["done"][0] <= ev.get("notify", ev["done"])[0]
+        assert len({peer for _, peer in ev.values()}) == 1   # an op's events name one destination
+    # the peers are the sends' destinations: over the run, every rank sends to
+    # every other (a plan's sends may include one to the rank itself)
+    for f in files:
+        rank = int(f.name.rsplit(".", 1)[1])
+        peers = {ev["start"][1] for (name, _, _), ev in events.items() if name == f.name}
+        assert peers >= set(range(8)) - {rank}, (f.name, peers)
 
 
 @pytest.mark.parametrize("mpi", MPIS)

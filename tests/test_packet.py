@@ -674,9 +674,11 @@ def test_every_drop_is_a_named_ports(tmp_path):
 
 def test_trace_has_a_line_for_each_call_timeout_and_drop(tmp_path):
     """--trace writes each call's start (index, block, timed or not), each
-    timeout (first, or repeat: the connection had not recovered from its
-    last) and each drop, as many as the JSON counts; the run itself is the
-    same as without it.  A trace that cannot be written is an error."""
+    executor event (every rank's sends to every other rank in every call,
+    each started, then done), each timeout (first, or repeat: the connection
+    had not recovered from its last) and each drop, as many as the JSON
+    counts; the run itself is the same as without it.  A trace that cannot
+    be written is an error."""
     args = ["--algorithm", "linear", "--block", "32768,16384", "--warmup", "1", "--repetitions", "2", "--buffer", "8",
             "--no-check"]
     path = tmp_path / "events.trace"
@@ -699,6 +701,16 @@ def test_trace_has_a_line_for_each_call_timeout_and_drop(tmp_path):
     assert sum(r["tcp_repeat_timeouts"] for r in results) == sum(w[3] == "repeat" for w in timeouts)
     assert all(re.fullmatch(r"[\d.]+:\d+->[\d.]+:\d+", w[2]) and w[3] in ("first", "repeat") for w in timeouts)
     assert sum(r["drops_switch"] + r["drops_host"] for r in results) == len(drops) > 0
+    sends = {}   # (rank, call, op) -> {event: (time, peer)}
+    for w in lines:
+        if w[1] == "exec":
+            assert len(w) == 7 and w[5] in ("start", "done", "notify"), w
+            sends.setdefault((int(w[2]), int(w[3]), int(w[4])), {})[w[5]] = (float(w[0]), int(w[6]))
+    for rank in range(8):
+        for call in range(6):
+            ops = [ev for (r, c, _), ev in sends.items() if r == rank and c == call]
+            assert sorted(ev["start"][1] for ev in ops) == [p for p in range(8) if p != rank], (rank, call)
+            assert all(ev["start"][0] <= ev["done"][0] and ev["start"][1] == ev["done"][1] for ev in ops)
     ports = {w[2] for w in drops}
     assert ports <= set(results[0]["drops_by_port"]) | set(results[1]["drops_by_port"]) | {"host"}, ports
     bad = subprocess.run([SIM, "--topology", str(topo_file(tmp_path, "chain:2,2")), "--rate", "1e8",

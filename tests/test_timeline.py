@@ -110,3 +110,112 @@ def test_counters_refuses_without_a_command():
     proc = subprocess.run([sys.executable, str(SCRIPTS / "timeline.py"), "counters", "/tmp/x.json"],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "needs a command" in proc.stderr, proc.stderr
+
+
+# Two calls of 4 ranks, three sends each (to r+1, r+2, r+3 mod 4): rank 0
+# sends take 50 ms, rank 1's 200 ms one after another, ranks 2 and 3's 10 ms.
+def executor_events(call_start: float) -> dict[int, list[tuple[float, float, int]]]:
+    sends = {}
+    for r in range(4):
+        gap, took = {0: (0.1, 0.05), 1: (0.3, 0.2)}.get(r, (0.1, 0.01))
+        sends[r] = [(call_start + k * gap, call_start + k * gap + took, (r + 1 + k) % 4) for k in range(3)]
+    return sends
+
+
+def write_pmpi_trace(prefix: Path, calls: dict[int, float], with_peer: bool = True) -> None:
+    for r in range(4):
+        lines = []
+        for call, t in calls.items():
+            for op, (start, done, peer) in enumerate(executor_events(t)[r]):
+                tail = f" {peer}" if with_peer else ""
+                lines += [f"{call} {op} start {start:.9f}{tail}", f"{call} {op} done {done:.9f}{tail}"]
+        Path(f"{prefix}.{r}").write_text("\n".join(lines) + "\n")
+
+
+def write_simulator_trace(path: Path, calls: dict[int, float]) -> None:
+    lines = []
+    for call, t in calls.items():
+        lines.append((t - 0.001, f"call {call} 1000 timed"))
+        for r, sends in executor_events(t).items():
+            for op, (start, done, peer) in enumerate(sends):
+                lines += [(start, f"exec {r} {call} {op} start {peer}"), (done, f"exec {r} {call} {op} done {peer}")]
+    lines.append((t + 0.5, "drop s0->s1"))
+    path.write_text("".join(f"{t:.9f} {what}\n" for t, what in sorted(lines)))
+
+
+def sends_output(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPTS / "timeline.py"), "sends", *args], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("form", ["pmpi", "simulator"])
+def test_sends_reads_durations_ranks_done_and_running_ahead(tmp_path, form):
+    """The last call only (--calls 1): rank 0's sends are done at 250 ms, ranks
+    2 and 3's at 210 ms, rank 1's at 800 ms; when rank 1 (the slowest) starts
+    its middle send, at 300 ms, rank 0 had started all three: one ahead.  With
+    the topology, sends by links crossed."""
+    calls = {4: 50.0, 5: 100.0}
+    source = tmp_path / "t"
+    if form == "pmpi":
+        write_pmpi_trace(source, calls)
+    else:
+        write_simulator_trace(source, calls)
+    summary = timeline.send_summary(timeline.read_sends(str(source)), 1, None)
+    assert [(c, round(f, 6), round(m, 6), round(l, 6), a) for c, f, m, l, a in summary["rows"]] == \
+        [(5, 0.21, 0.25, 0.8, 1)]
+    assert sorted(round(d, 6) for d in summary["durations"]["all"]) == [0.01] * 6 + [0.05] * 3 + [0.2] * 3
+    proc = sends_output(str(source), "--calls", "2", "--topology", "chain:2,2")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.splitlines()
+    assert out[0] == f"{source}: 2 calls"
+    # same switch (2 links): 0->1, 1->0, 2->3, 3->2 a call (10, 10, 50, 200 ms); the rest cross (3 links):
+    # two sends of each rank a call (10 ms x 4, 50 x 2, 200 x 2)
+    assert out[1] == "  a send (2 links): median 50.0 ms, 90 % 200.0 ms, 8 sends", out
+    assert out[2] == "  a send (3 links): median 50.0 ms, 90 % 200.0 ms, 16 sends", out
+    assert [l.split() for l in out[4:]] == [["4", "210ms", "250ms", "800ms", "1"], ["5", "210ms", "250ms", "800ms", "1"]]
+
+
+def test_sends_reads_a_trace_without_peers(tmp_path):
+    """TOPOCOLL_TRACE lines before the peer was added: all sends together, even with a topology"""
+    write_pmpi_trace(tmp_path / "t", {7: 3.0}, with_peer=False)
+    proc = sends_output(str(tmp_path / "t"), "--topology", "chain:2,2")
+    assert proc.returncode == 0, proc.stderr
+    assert "a send (all): median 50.0 ms, 90 % 200.0 ms, 12 sends" in proc.stdout
+
+
+def test_sends_refuses_what_it_cannot_read(tmp_path):
+    proc = sends_output(str(tmp_path / "none"))
+    assert proc.returncode != 0 and "neither a simulator trace nor a TOPOCOLL_TRACE prefix" in proc.stderr
+    write_pmpi_trace(tmp_path / "t", {1: 1.0})
+    Path(f"{tmp_path}/t.2").write_text("1 0 start 1.0 3\n1 0 sent 1.1 3\n")
+    proc = sends_output(str(tmp_path / "t"))
+    assert proc.returncode != 0 and "t.2:2: unknown event 'sent'" in proc.stderr, proc.stderr
+    Path(f"{tmp_path}/t.2").write_text("1 0 start\n")
+    proc = sends_output(str(tmp_path / "t"))
+    assert proc.returncode != 0 and "t.2:1: not an executor event" in proc.stderr, proc.stderr
+    write_pmpi_trace(tmp_path / "u", {1: 1.0})
+    proc = sends_output(str(tmp_path / "u"), "--topology", "chain:1,2")
+    assert proc.returncode != 0 and "rank 3 has no machine in chain:1,2 (3 machines)" in proc.stderr, proc.stderr
+    sim = tmp_path / "sim.trace"
+    sim.write_text("0.1 call 0 1000 timed\n0.2 drop s0->s1\n")
+    proc = sends_output(str(sim))
+    assert proc.returncode != 0 and "no executor events" in proc.stderr
+    proc = sends_output(str(sim), "--calls", "0")
+    assert proc.returncode == 2 and "--calls must be at least 1" in proc.stderr
+
+
+def test_convert_takes_the_calls_from_the_pmpi_trace(tmp_path):
+    """With --calls-from, a call starts at its first send in TOPOCOLL_TRACE
+    (the same monotonic clock as tracefs), where the sends in the kernel
+    trace alone would be misread (here: none of them large)."""
+    write_pmpi_trace(tmp_path / "t", {0: 10.0, 1: 11.0, 2: 12.0})
+    raw = tmp_path / "k.tracefs"
+    raw.write_text("\n".join(["# tracer: nop", send(10.0005, 100), drop(11.5)]) + "\n")
+    csv_path = tmp_path / "k.csv"
+    csv_path.write_text("msize_bytes,seconds\n32768,0.5\n32768,0.5\n")
+    out = tmp_path / "k.trace"
+    proc = subprocess.run([sys.executable, str(SCRIPTS / "timeline.py"), "convert", str(raw), str(csv_path), str(out),
+                           "--untimed", "1", "--calls-from", str(tmp_path / "t")], capture_output=True, text=True)
+    assert proc.returncode == 0 and "3 calls (the program made 3)" in proc.stdout and not proc.stderr, proc.stderr
+    assert [l.split() for l in out.read_text().splitlines()] == [
+        ["10.000000000", "call", "0", "0", "untimed"], ["11.000000000", "call", "1", "32768", "timed"],
+        ["11.500000000", "drop", "qdisc"], ["12.000000000", "call", "2", "32768", "timed"]]

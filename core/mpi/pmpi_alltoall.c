@@ -29,13 +29,14 @@ static struct {
 } a2a = {.keyval = MPI_KEYVAL_INVALID};
 
 /* TOPOCOLL_TRACE=PREFIX: each rank writes PREFIX.RANK at MPI_Finalize, one
- * line per executor event: "call op event seconds", the seconds on the
+ * line per executor event: "call op event seconds peer", the seconds on the
  * system's monotonic clock (MPI_Wtime's origin is per process), so the traces
- * of ranks on one host (the testbed, oversubscribed runs) line up. */
+ * of ranks on one host (the testbed, oversubscribed runs) line up; peer is
+ * the send's destination, a rank of the call's communicator. */
 typedef struct trace_buf { FILE *mem; char *text; size_t len; long long call; } trace_buf;
 static trace_buf tracebuf;
 
-static void trace_event(void *ctx, int event, long long op, double when)
+static void trace_event(void *ctx, int event, long long op, int peer, double when)
 {
     trace_buf *t = (trace_buf *)ctx;
     struct timespec ts;
@@ -43,8 +44,8 @@ static void trace_event(void *ctx, int event, long long op, double when)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     when = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
     if (t->mem)
-        fprintf(t->mem, "%lld %lld %s %.9f\n", t->call, op,
-                event == TCX_EV_START ? "start" : event == TCX_EV_DONE ? "done" : "notify", when);
+        fprintf(t->mem, "%lld %lld %s %.9f %d\n", t->call, op,
+                event == TCX_EV_START ? "start" : event == TCX_EV_DONE ? "done" : "notify", when, peer);
 }
 
 void pmpi_nap(double seconds)

@@ -108,12 +108,13 @@ static int tcx_run_direct(tcx_state *st, tcx_side snd, tcx_side rcv)
             char *at = tcx_piece(s, v->send_op[k], &snd, dst, &n);
             rc = tcx_wait_syncs(st, k, yreq);
             if (k == j) t_step = TCX(Wtime)();
-            if (st->trace) st->trace(st->trace_ctx, TCX_EV_START, v->send_op[k], TCX(Wtime)());
+            if (st->trace) st->trace(st->trace_ctx, TCX_EV_START, v->send_op[k], dst, TCX(Wtime)());
             if (rc == MPI_SUCCESS) rc = tcx_post(1, at, n, snd.type, dst, st, sreq, &ns);
         }
         if (rc == MPI_SUCCESS) rc = tcx_waitall(st, ns, sreq);
         if (st->trace)
-            for (int k = j; k < e; k++) st->trace(st->trace_ctx, TCX_EV_DONE, v->send_op[k], TCX(Wtime)());
+            for (int k = j; k < e; k++)
+                st->trace(st->trace_ctx, TCX_EV_DONE, v->send_op[k], s->ops[v->send_op[k]].dst, TCX(Wtime)());
         /* paced: the rank's link carries its steps' bytes one after another;
          * the step's syncs and the next step wait until they have (less the
          * lead), so that a run of steps without syncs does not share the link
@@ -130,7 +131,7 @@ static int tcx_run_direct(tcx_state *st, tcx_side snd, tcx_side rcv)
         if (st->trace && notifies)
             for (int k = j; k < e; k++)
                 if (v->notify_begin[k + 1] > v->notify_begin[k])
-                    st->trace(st->trace_ctx, TCX_EV_NOTIFY, v->send_op[k], TCX(Wtime)());
+                    st->trace(st->trace_ctx, TCX_EV_NOTIFY, v->send_op[k], s->ops[v->send_op[k]].dst, TCX(Wtime)());
         if (rc == MPI_SUCCESS) rc = tcx_notify(v, j, e, st->comm, nreq, &nn);
         j = e;
     }

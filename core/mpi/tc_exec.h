@@ -81,12 +81,12 @@ typedef struct tcx_view {
 } tcx_view;
 
 /* An optional observer of a run (NULL: none), for finding where time goes:
- * called with the op index and MPI_Wtime() when a send's syncs have all
- * arrived and it starts (TCX_EV_START), when its step's sends have
- * completed (TCX_EV_DONE), and when the syncs that wait for it are sent
- * (TCX_EV_NOTIFY; ops that signal nobody have none). */
+ * called with the op index, the rank it sends to and MPI_Wtime() when a
+ * send's syncs have all arrived and it starts (TCX_EV_START), when its
+ * step's sends have completed (TCX_EV_DONE), and when the syncs that wait
+ * for it are sent (TCX_EV_NOTIFY; ops that signal nobody have none). */
 enum { TCX_EV_START = 0, TCX_EV_DONE = 1, TCX_EV_NOTIFY = 2 };
-typedef void (*tcx_trace_fn)(void *ctx, int event, long long op, double when);
+typedef void (*tcx_trace_fn)(void *ctx, int event, long long op, int peer, double when);
 
 #define TCX_IDLE_NAP 0.001            /* seconds: the longest nap of a paced rank's idle wait */
 

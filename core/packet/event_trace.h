@@ -1,8 +1,14 @@
-/* --trace FILE: a line for each call's start, each TCP timeout and each
- * dropped packet, with the simulated time, so that where a call's time goes
- * can be read beside the emulated cluster's kernel trace
- * (scripts/timeline.py reads both).  The format, a line an event:
+/* --trace FILE: a line for each call's start, each executor event, each TCP
+ * timeout and each dropped packet, with the simulated time, so that where a
+ * call's time goes can be read beside the emulated cluster's kernel trace and
+ * the PMPI library's TOPOCOLL_TRACE (scripts/timeline.py reads them).  The
+ * format, a line an event:
  *   SECONDS call INDEX BLOCK timed|untimed   (rank 0 leaves the barrier)
+ *   SECONDS exec RANK INDEX OP start|done|notify PEER
+ *                                            (the executor's, as TOPOCOLL_TRACE's
+ *                                            lines: a send to PEER starts, its
+ *                                            step's sends are done, its syncs leave;
+ *                                            none for the MPI's own algorithm)
  *   SECONDS timeout LOCAL->PEER first|repeat (repeat: the connection had
  *                                            timed out and not recovered since)
  *   SECONDS drop PORT                         (a switch port "s0->s1", "host", or "unplaced":

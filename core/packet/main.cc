@@ -41,6 +41,17 @@ using namespace ns3;
 
 namespace {
 
+/* The executor's events in --trace (event_trace.h): a rank and its call */
+struct exec_trace_ctx {
+    int rank, call;
+};
+void exec_trace(void *ctx, int event, long long op, int peer, double)
+{
+    const exec_trace_ctx *t = (const exec_trace_ctx *)ctx;
+    event_trace("exec %d %d %lld %s %d", t->rank, t->call, op,
+                event == TCX_EV_START ? "start" : event == TCX_EV_DONE ? "done" : "notify", peer);
+}
+
 struct options {
     std::string topology, plan_topology, algorithm = "faraj-yuan", congestion = "cubic", host_queue = "sparse-first";
     std::string phase_order = "grouped", pace = "auto";
@@ -145,9 +156,10 @@ const char *HELP =
     "  --sync-depth N, --phase-order NAME, --segment-size BYTES, --fanout N: the planner's options\n"
     "  --check | --no-check carry and check every byte [when the buffers fit in 1 GiB]\n"
     "  --give-up S          stop a call still running S simulated seconds after it began; the JSON says so [0: never]\n"
-    "  --trace FILE         write a line for each call's start, TCP timeout (first or repeat: the connection\n"
-    "                       had not recovered from its last) and dropped packet, with the simulated time\n"
-    "                       (scripts/timeline.py reads it beside a kernel trace of the testbed)\n"
+    "  --trace FILE         write a line for each call's start, executor event (a send starts, its step's\n"
+    "                       sends are done, its syncs leave: TOPOCOLL_TRACE's), TCP timeout (first or repeat:\n"
+    "                       the connection had not recovered from its last) and dropped packet, with the\n"
+    "                       simulated time (scripts/timeline.py reads it beside the testbed's traces)\n"
     "  --progress           lines on stderr as calls start (after 5 s of wall time) and every simulated second (after 30 s)\n"
     "  --corrupt-message K  flip a byte of the K-th message with data (tests the check)\n";
 
@@ -591,6 +603,11 @@ int main(int argc, char **argv)
             st.pace.lead_share = o.pace_lead >= 0 ? 0 : o.pace_lead_share >= 0 ? o.pace_lead_share / 100 : TC_DEFAULT_PACE_LEAD_SHARE;
             st.pace.piece_bytes = (int)o.piece_size;
             st.nap = o.nap > 0 ? sim_sleep : nullptr;   /* none: the executor's blocking waits, woken on completion */
+            exec_trace_ctx tctx{me, 0};
+            if (event_tracing()) {
+                st.trace = exec_trace;
+                st.trace_ctx = &tctx;
+            }
             st.nap_max = o.nap;
             unsigned char *s = sbuf[check ? me : 0].data(), *rv = rbuf[check ? me : 0].data();
             const long long m = pl.block;
@@ -608,6 +625,7 @@ int main(int argc, char **argv)
                 sim_barrier(pl.start_lines ? pl.starts[(size_t)line * p + (size_t)me]
                             : o.skew > 0 ? o.skew * uniform(o.seed, k, me) : 0);
                 double t0 = SIM_Wtime();
+                tctx.call = c;
                 if (me == 0) event_trace("call %d %lld %s", c, m, k < o.warmup ? "untimed" : "timed");
                 if (me == 0 && o.progress && wall_now() - wall0 > 5)   /* long runs only */
                     fprintf(stderr, "topocoll-packet: %lld B: call %d of %d (%s) starts at %.3f s simulated, %.1f s of wall time\n",
