@@ -54,7 +54,12 @@ CORES = "cores"
 
 
 def topocoll(*args: str, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run(["topocoll", *args], check=True, **kw)
+    """topocoll ARGS; a failure ends the script, naming the command (its
+    own message is above it, or in the run's out_*.txt)"""
+    proc = subprocess.run(["topocoll", *args], **kw)
+    if proc.returncode:
+        sys.exit(f"packet_validation: 'topocoll {' '.join(args)}' failed (exit {proc.returncode})")
+    return proc
 
 
 def record(d: Path, runs: int, in_turn: bool) -> None:

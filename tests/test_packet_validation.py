@@ -5,6 +5,9 @@ pooled (compare DIR,DIR), and ONLY's points."""
 import csv
 import importlib.util
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 spec = importlib.util.spec_from_file_location(
@@ -85,3 +88,23 @@ def test_replay_shares_the_recording_hosts_cores(tmp_path, monkeypatch):
     (d / pv.CORES).write_text("two\n")
     with pytest.raises(SystemExit, match="not a number of cores"):
         pv.host_cores(d, [])
+
+
+def test_record_stops_with_the_failing_command_named(tmp_path):
+    """A topocoll command that fails (here: a testbed already up) ends the
+    recording with the command named, not a traceback, and the testbed it
+    brought up goes down again."""
+    log = tmp_path / "calls.txt"
+    fake = tmp_path / "bin" / "topocoll"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\necho \"$*\" >> {log}\n"
+                    "case \"$1\" in bench) echo 'topocoll: error: something' >&2; exit 2;; esac\nexit 0\n")
+    fake.chmod(0o755)
+    proc = subprocess.run([sys.executable, spec.origin, "record", str(tmp_path / "rec"), "--runs", "1"],
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}"})
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "packet_validation: 'topocoll bench chain:4,4,4 --backend testbed --buffer 100 --sizes 32K" in proc.stderr
+    calls = log.read_text().splitlines()
+    assert calls[0] == "testbed up chain:4,4,4 --buffer 100" and calls[-1] == "testbed down", calls
+    assert "topocoll: error: something" in (tmp_path / "rec" / "out_444_100_r1.txt").read_text()
