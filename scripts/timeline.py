@@ -300,14 +300,14 @@ def read_sends(source: str) -> dict[int, dict[int, list[tuple[float, float, int 
     simulator --trace file (its exec lines) or a TOPOCOLL_TRACE prefix"""
     ops: dict[tuple[int, int, int], dict] = {}
 
-    def note(path, n, call, rank, op, event, when, peer):
+    def note(where, line, call, rank, op, event, when, peer):
         try:
             key, t = (int(call), int(rank), int(op)), float(when)
             peer = None if peer is None else int(peer)
         except ValueError:
-            sys.exit(f"timeline: {path}:{n}: not an executor event: {line.strip()!r}")
+            sys.exit(f"timeline: {where}: not an executor event: {line.strip()!r}")
         if event not in ("start", "done", "notify"):
-            sys.exit(f"timeline: {path}:{n}: unknown event {event!r}")
+            sys.exit(f"timeline: {where}: unknown event {event!r}")
         ops.setdefault(key, {"peer": peer})[event] = t
 
     path = Path(source)
@@ -317,7 +317,7 @@ def read_sends(source: str) -> dict[int, dict[int, list[tuple[float, float, int 
             if len(p) >= 2 and p[1] == "exec":
                 if len(p) != 7:
                     sys.exit(f"timeline: {path}:{n}: not an executor event: {line.strip()!r}")
-                note(path, n, p[3], p[2], p[4], p[5], p[0], p[6])
+                note(f"{path}:{n}", line, p[3], p[2], p[4], p[5], p[0], p[6])
     else:
         files = [f for f in path.parent.glob(path.name + ".*") if f.suffix[1:].isdigit()]
         if not files:
@@ -328,7 +328,7 @@ def read_sends(source: str) -> dict[int, dict[int, list[tuple[float, float, int 
                 p = line.split()
                 if len(p) not in (4, 5):   # before 2026-11-29 the lines had no peer
                     sys.exit(f"timeline: {f}:{n}: not an executor event: {line.strip()!r}")
-                note(f, n, p[0], rank, p[1], p[2], p[3], p[4] if len(p) == 5 else None)
+                note(f"{f}:{n}", line, p[0], rank, p[1], p[2], p[3], p[4] if len(p) == 5 else None)
     calls: dict[int, dict[int, list]] = {}
     for (call, rank, _), ev in ops.items():
         if "start" in ev and "done" in ev:
@@ -370,9 +370,12 @@ def send_summary(calls: dict, last: int, topology) -> dict:
 def sends(sources: list[str], last: int, topology_arg: str | None) -> None:
     topology = None
     if topology_arg:
-        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+        from topocoll._core import TopocollError
         from topocoll.common import load_topology
-        topology = load_topology(topology_arg)
+        try:
+            topology = load_topology(topology_arg)
+        except TopocollError as e:
+            sys.exit(f"timeline: --topology {topology_arg}: {e}")
     for source in sources:
         calls = read_sends(source)
         if topology is not None:

@@ -131,7 +131,6 @@ def test_balanced_phases_every_byte_and_trace(algorithm, tmp_path):
     for f in files:
         for line in f.read_text().splitlines():
             call, op, event, when, peer = line.split()
-            rank = int(f.name.rsplit(".", 1)[1])
             assert 0 <= int(peer) < 8, line
             events.setdefault((f.name, call, op), {})[event] = (float(when), int(peer))
     assert {e for ev in events.values() for e in ev} == {"start", "done", "notify"}

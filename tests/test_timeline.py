@@ -195,6 +195,9 @@ def test_sends_refuses_what_it_cannot_read(tmp_path):
     write_pmpi_trace(tmp_path / "u", {1: 1.0})
     proc = sends_output(str(tmp_path / "u"), "--topology", "chain:1,2")
     assert proc.returncode != 0 and "rank 3 has no machine in chain:1,2 (3 machines)" in proc.stderr, proc.stderr
+    proc = sends_output(str(tmp_path / "u"), "--topology", "chain:x")
+    assert proc.returncode == 1 and proc.stderr.startswith("timeline: --topology chain:x: ") \
+        and "Traceback" not in proc.stderr, proc.stderr
     sim = tmp_path / "sim.trace"
     sim.write_text("0.1 call 0 1000 timed\n0.2 drop s0->s1\n")
     proc = sends_output(str(sim))
