@@ -91,9 +91,9 @@ def test_replay_shares_the_recording_hosts_cores(tmp_path, monkeypatch):
 
 
 def test_record_stops_with_the_failing_command_named(tmp_path):
-    """A topocoll command that fails (here: a testbed already up) ends the
-    recording with the command named, not a traceback, and the testbed it
-    brought up goes down again."""
+    """A topocoll command that fails (here a bench; a testbed already up
+    fails the same way) ends the recording with the command named, not a
+    traceback, and the testbed it brought up goes down again."""
     log = tmp_path / "calls.txt"
     fake = tmp_path / "bin" / "topocoll"
     fake.parent.mkdir()
