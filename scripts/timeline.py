@@ -221,10 +221,14 @@ def counters(out: Path, command: list[str]) -> None:
     print("timeline: drops by queue: " + ", ".join(f"{k} {v}" for k, v in sorted(drops.items(), key=lambda x: -x[1])))
 
 
+def call_start(ranks: dict[int, list]) -> float:
+    """A call's start: its first send's (ranks: read_sends's for the call)"""
+    return min(sends[0][0] for sends in ranks.values())
+
+
 def call_starts(prefix: str) -> list[float]:
-    """Each call's first send start in a TOPOCOLL_TRACE, in order"""
-    calls = read_sends(prefix)
-    return sorted(min(sends[0][0] for sends in ranks.values()) for ranks in calls.values())
+    """Each call's start in a TOPOCOLL_TRACE, in order"""
+    return sorted(call_start(ranks) for ranks in read_sends(prefix).values())
 
 
 def convert(raw: Path, csv_path: Path, out: Path, untimed: int, calls_from: str | None = None) -> None:
@@ -352,7 +356,7 @@ def send_summary(calls: dict, last: int, topology) -> dict:
     rows = []
     for call in sorted(calls)[-last:]:
         ranks = calls[call]
-        t0 = min(s[0][0] for s in ranks.values())
+        t0 = call_start(ranks)
         for rank, sends in ranks.items():
             for start, done, peer in sends:
                 cls = "all"

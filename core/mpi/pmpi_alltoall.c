@@ -44,8 +44,7 @@ static void trace_event(void *ctx, int event, long long op, int peer, double whe
     clock_gettime(CLOCK_MONOTONIC, &ts);
     when = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
     if (t->mem)
-        fprintf(t->mem, "%lld %lld %s %.9f %d\n", t->call, op,
-                event == TCX_EV_START ? "start" : event == TCX_EV_DONE ? "done" : "notify", when, peer);
+        fprintf(t->mem, "%lld %lld %s %.9f %d\n", t->call, op, tcx_event_name(event), when, peer);
 }
 
 void pmpi_nap(double seconds)

@@ -87,6 +87,11 @@ typedef struct tcx_view {
  * for it are sent (TCX_EV_NOTIFY; ops that signal nobody have none). */
 enum { TCX_EV_START = 0, TCX_EV_DONE = 1, TCX_EV_NOTIFY = 2 };
 typedef void (*tcx_trace_fn)(void *ctx, int event, long long op, int peer, double when);
+/* An event's name in the traces (TOPOCOLL_TRACE, topocoll-packet --trace) */
+static inline const char *tcx_event_name(int event)
+{
+    return event == TCX_EV_START ? "start" : event == TCX_EV_DONE ? "done" : "notify";
+}
 
 #define TCX_IDLE_NAP 0.001            /* seconds: the longest nap of a paced rank's idle wait */
 

@@ -48,8 +48,7 @@ struct exec_trace_ctx {
 void exec_trace(void *ctx, int event, long long op, int peer, double)
 {
     const exec_trace_ctx *t = (const exec_trace_ctx *)ctx;
-    event_trace("exec %d %d %lld %s %d", t->rank, t->call, op,
-                event == TCX_EV_START ? "start" : event == TCX_EV_DONE ? "done" : "notify", peer);
+    event_trace("exec %d %d %lld %s %d", t->rank, t->call, op, tcx_event_name(event), peer);
 }
 
 struct options {
