@@ -128,6 +128,9 @@ const char *HELP =
     "  --linux-tlp on|off   the tail loss probe's timer as Linux's: armed in the open state only, in\n"
     "                       the RTO's place where the RTO comes first, one probe outstanding, the RTO\n"
     "                       restarted from a probe; off: no probe where the RTO comes first [on]\n"
+    "  --sack-compression on|off  the receiver compresses SACKs as Linux's: of the ACKs out-of-order\n"
+    "                       segments call for at one point, three go at once, the rest wait min(1 ms,\n"
+    "                       srtt / 20) and go as one (44 at most); off: each goes at once (ns-3's) [on]\n"
     "  --socket-lookup hash|walk  how a node's TCP finds a packet's socket: a hash, or ns-3's walk of\n"
     "                       every socket (the same results, slower from 128 machines) [hash]\n"
     "  --mss BYTES          TCP payload a segment [1448]; --rcvbuf BYTES [4194304]\n"
@@ -244,6 +247,7 @@ options parse(int argc, char **argv)
         else if (a == "--timeout-keeps-ssthresh") o.tcp.timeout_keeps_ssthresh = on_off(a.c_str(), v);
         else if (a == "--linux-rto") o.tcp.linux_rto = on_off(a.c_str(), v);
         else if (a == "--linux-tlp") o.tcp.linux_tlp = on_off(a.c_str(), v);
+        else if (a == "--sack-compression") o.tcp.sack_compression = on_off(a.c_str(), v);
         else if (a == "--pace-lead") o.pace_lead = number(a.c_str(), v);
         else if (a == "--pace-lead-share") o.pace_lead_share = number(a.c_str(), v);
         else if (a == "--piece-size") o.piece_size = whole(a.c_str(), v, 1, 1LL << 30);
@@ -411,7 +415,7 @@ std::string tcp_behaviours_json(const options &o)
         {"timeout_keeps_ssthresh", o.tcp.timeout_keeps_ssthresh}, {"rack_recovery", o.tcp.rack_recovery},
         {"linux_cubic", o.linux_cubic},         {"count_delivered", o.tcp.count_delivered},
         {"linux_hystart", o.tcp.linux_hystart}, {"linux_rto", o.tcp.linux_rto},
-        {"linux_tlp", o.tcp.linux_tlp}};
+        {"linux_tlp", o.tcp.linux_tlp},         {"sack_compression", o.tcp.sack_compression}};
     std::string json;
     for (const auto &[name, on] : flags) json += std::string(json.empty() ? "" : ", ") + "\"" + name + "\": " + (on ? "true" : "false");
     return json;
@@ -545,7 +549,7 @@ int main(int argc, char **argv)
         const double now = wall_now();
         printf("], \"bottleneck_load\": %.0f, \"checked\": %s, \"bad_bytes\": %lld, \"drops_switch\": %llu, "
                "\"drops_host\": %llu, \"drops_device\": %llu, \"messages\": %llu, \"fragments\": %llu, \"rendezvous\": %llu, "
-               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_counted_before\": %llu, \"tcp_hystart_exits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"tcp_repeat_timeouts\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
+               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_counted_before\": %llu, \"tcp_hystart_exits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"tcp_repeat_timeouts\": %llu, \"tcp_acks_compressed\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
                "\"max_rss_mib\": %.1f, \"rendezvous_protocol\": \"%s\", \"skew\": %.9g, \"seed\": %llu, \"drops_by_port\": {",
                bound, check ? "true" : "false", bad_bytes[b], (unsigned long long)net.drops_switch,
                (unsigned long long)net.drops_host, (unsigned long long)net.drops_device, (unsigned long long)ss.messages, (unsigned long long)ss.fragments,
@@ -553,7 +557,7 @@ int main(int argc, char **argv)
                (unsigned long long)probing_tcp_probes(), (unsigned long long)probing_tcp_lost_retransmits(),
                (unsigned long long)probing_tcp_rack_lost(), (unsigned long long)probing_tcp_counted_before(),
                (unsigned long long)probing_tcp_hystart_exits(), (unsigned long long)ss.recovery_timeouts, ss.recovery_s,
-               (unsigned long long)probing_tcp_floor_timeouts(), (unsigned long long)probing_tcp_repeat_timeouts(), connect_s, connect_drops, pl.native_choice,
+               (unsigned long long)probing_tcp_floor_timeouts(), (unsigned long long)probing_tcp_repeat_timeouts(), (unsigned long long)probing_tcp_acks_compressed(), connect_s, connect_drops, pl.native_choice,
                now - wall_mark, ru.ru_maxrss / 1024.0, o.rendezvous.c_str(), o.skew, o.seed);
         /* the switch ports that dropped most, most first */
         std::vector<const port_drops *> worst;

@@ -61,7 +61,7 @@ using namespace ns3;
 
 namespace {
 
-uint64_t g_probes = 0, g_lost_retransmits = 0, g_rack_lost = 0, g_floor_timeouts = 0, g_counted_before = 0, g_hystart_exits = 0, g_repeat_timeouts = 0;
+uint64_t g_probes = 0, g_lost_retransmits = 0, g_rack_lost = 0, g_floor_timeouts = 0, g_counted_before = 0, g_hystart_exits = 0, g_repeat_timeouts = 0, g_acks_compressed = 0;
 small_queue_owner *g_sender = nullptr;   /* the socket whose data segment is on its way down the stack */
 
 /* g_sender for the scope of one data segment's send (ns-3 queues it synchronously) */
@@ -182,11 +182,14 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         s->key_set = s->listens = false;
         s->in_queue = 0;
         s->throttled = false;
+        s->held = s->dup_acks = 0;
+        s->held_timer = EventId();
         return s;
     }
 
     void DoDispose() override
     {
+        held_timer.Cancel();
         leave();
         TcpSocketBase::DoDispose();
     }
@@ -213,6 +216,21 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         last_send = Simulator::Now();
         arm();
         return n;
+    }
+    /* SACK compression (sack_compression): an ACK an out-of-order segment
+     * calls for passes through hold_sack() */
+    void ReceivedData(Ptr<Packet> p, const TcpHeader &h) override
+    {
+        out_of_order = opt.sack_compression && p->GetSize() > 0 &&
+                       h.GetSequenceNumber() > m_tcb->m_rxBuffer->NextRxSequence();
+        TcpSocketBase::ReceivedData(p, h);
+        out_of_order = false;
+    }
+    void SendEmptyPacket(uint8_t flags) override
+    {
+        if (out_of_order && flags == TcpHeader::ACK && hold_sack()) return;
+        if (flags & TcpHeader::ACK) acks_sent();
+        TcpSocketBase::SendEmptyPacket(flags);
     }
     void ReceivedAck(Ptr<Packet> p, const TcpHeader &h) override
     {
@@ -316,6 +334,53 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
   private:
     uint32_t in_queue = 0;           /* bytes of its segments in its machine's queue */
     mutable bool throttled = false;  /* held back by them: send when one leaves */
+
+    /* SACK compression's state (tcp_sock's compressed_ack, dup_ack_counter,
+     * compressed_ack_rcv_nxt) */
+    bool out_of_order = false;       /* ReceivedData is handling an out-of-order segment */
+    uint32_t held = 0, dup_acks = 0;
+    SequenceNumber32 held_at;
+    EventId held_timer;
+    bool hold_sack()
+    {
+        if (held >= LINUX_COMP_SACK_NR) return false;
+        const SequenceNumber32 next = m_tcb->m_rxBuffer->NextRxSequence();
+        if (next != held_at) {
+            held_at = next;
+            dup_acks = 0;
+        }
+        if (dup_acks < LINUX_FASTRETRANS_THRESH) {   /* the sender's fast retransmit needs them */
+            dup_acks++;
+            return false;
+        }
+        held++;
+        if (!held_timer.IsRunning()) {
+            /* Linux takes the smaller of srtt and the receiver's own RTT
+             * estimate, which ns-3 lacks: srtt alone (the longest wait
+             * before one) */
+            const Time srtt = m_rtt->GetEstimate();
+            const Time longest = NanoSeconds(LINUX_COMP_SACK_DELAY_NS);
+            const Time delay = srtt.IsZero() ? longest : Min(longest, srtt / 20);
+            held_timer = Simulator::Schedule(delay, &ProbingTcp::send_held, Ptr<ProbingTcp>(this));
+        }
+        return true;
+    }
+    void send_held()
+    {
+        if (!held) return;
+        held--;   /* tcp_compressed_ack_kick: this one goes */
+        if (m_state == ESTABLISHED || m_state == CLOSE_WAIT) SendEmptyPacket(TcpHeader::ACK);
+        else held = 0;
+    }
+    /* tcp_event_ack_sent: a pure ACK went, carrying what was held.  Linux
+     * also counts a data segment, which carries SACK blocks there; ns-3's
+     * data segments carry none, so a held ACK still goes when they leave. */
+    void acks_sent()
+    {
+        g_acks_compressed += held;
+        held = 0;
+        held_timer.Cancel();
+    }
 
     /* The pacing rate in bytes a second as tcp_update_pacing_rate sets it:
      * cwnd x MSS / SRTT, x 2 below half the slow-start threshold, else x 1.2;
@@ -572,4 +637,5 @@ uint64_t probing_tcp_counted_before() { return g_counted_before; }
 uint64_t probing_tcp_hystart_exits() { return g_hystart_exits; }
 uint64_t probing_tcp_floor_timeouts() { return g_floor_timeouts; }
 uint64_t probing_tcp_repeat_timeouts() { return g_repeat_timeouts; }
-void probing_tcp_reset() { g_probes = g_lost_retransmits = g_rack_lost = g_floor_timeouts = g_counted_before = g_hystart_exits = g_repeat_timeouts = 0; }
+uint64_t probing_tcp_acks_compressed() { return g_acks_compressed; }
+void probing_tcp_reset() { g_probes = g_lost_retransmits = g_rack_lost = g_floor_timeouts = g_counted_before = g_hystart_exits = g_repeat_timeouts = g_acks_compressed = 0; }

@@ -51,8 +51,20 @@ struct probing_tcp_options {
      * restarted from the probe; otherwise a probe due after the RTO is not
      * armed and the RTO fires */
     bool linux_tlp = true;
+    /* the receiver compresses SACKs as Linux's (__tcp_ack_snd_check): of
+     * the ACKs out-of-order segments call for at one point of the stream,
+     * the first three go at once, the rest wait min(1 ms, srtt / 20) and go
+     * as one, or at once with 44 held (net.ipv4.tcp_comp_sack_*); ns-3 ACKs
+     * every out-of-order segment at once */
+    bool sack_compression = true;
 };
 
+/* SACK compression's limits: ACKs held at most (net.ipv4.tcp_comp_sack_nr),
+ * the longest they wait (tcp_comp_sack_delay_ns), and the duplicate ACKs
+ * that go at once first (TCP_FASTRETRANS_THRESH) */
+constexpr uint32_t LINUX_COMP_SACK_NR = 44;
+constexpr int64_t LINUX_COMP_SACK_DELAY_NS = 1000000;
+constexpr uint32_t LINUX_FASTRETRANS_THRESH = 3;
 /* A jiffy of the emulated cluster's kernel (HZ 250), in which Linux counts its RTO */
 constexpr int64_t LINUX_TICK_NS = 4000000;
 /* A connected-socket factory for a node: the subclass below, with the
@@ -104,6 +116,7 @@ uint64_t probing_tcp_hystart_exits();     /* slow starts Linux's HyStart ended, 
 uint64_t probing_tcp_counted_before();   /* acknowledged segments SACKed before, not counted again to the window, likewise */
 uint64_t probing_tcp_floor_timeouts();   /* timeouts after which the slow-start threshold is at its floor, 2 segments */
 uint64_t probing_tcp_repeat_timeouts();   /* timeouts of a connection not recovered from its last one (its backed-off RTO) */
+uint64_t probing_tcp_acks_compressed();   /* ACKs SACK compression did not send (Linux's TCPAckCompressed), likewise */
 void probing_tcp_reset();
 
 #endif
