@@ -369,7 +369,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     {
         if (!held) return;
         held--;   /* tcp_compressed_ack_kick: this one goes */
-        if (m_state == ESTABLISHED || m_state == CLOSE_WAIT) SendEmptyPacket(TcpHeader::ACK);
+        if (may_send()) SendEmptyPacket(TcpHeader::ACK);
         else held = 0;
     }
     /* tcp_event_ack_sent: a pure ACK went, carrying what was held.  Linux
@@ -402,9 +402,10 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         const uint64_t truesize = std::max<uint64_t>(2 * LINUX_SEGMENT_TRUESIZE, (uint64_t)pacing_rate() >> 10) * (in_order() ? 1 : 2);
         return (uint32_t)(truesize * (mss + TCP_IP_HEADERS) / LINUX_SEGMENT_TRUESIZE);   /* a full packet's truesize */
     }
+    bool may_send() const { return m_state == ESTABLISHED || m_state == CLOSE_WAIT; }   /* its state lets it send */
     void send_again()
     {
-        if (m_state == ESTABLISHED || m_state == CLOSE_WAIT) SendPendingData(m_connected);
+        if (may_send()) SendPendingData(m_connected);
     }
 
     EventId probe_event;

@@ -53,9 +53,9 @@ struct probing_tcp_options {
     bool linux_tlp = true;
     /* the receiver compresses SACKs as Linux's (__tcp_ack_snd_check): of
      * the ACKs out-of-order segments call for at one point of the stream,
-     * the first three go at once, the rest wait min(1 ms, srtt / 20) and go
-     * as one, or at once with 44 held (net.ipv4.tcp_comp_sack_*); ns-3 ACKs
-     * every out-of-order segment at once */
+     * the first few go at once, the rest wait up to srtt / 20 and go as
+     * one (the limits: LINUX_COMP_SACK_* and LINUX_FASTRETRANS_THRESH
+     * below); ns-3 ACKs every out-of-order segment at once */
     bool sack_compression = true;
 };
 
