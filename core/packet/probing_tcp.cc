@@ -365,9 +365,9 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         }
         return true;
     }
+    /* the timer runs only while ACKs are held: every ACK sent cancels it */
     void send_held()
     {
-        if (!held) return;
         held--;   /* tcp_compressed_ack_kick: this one goes */
         if (may_send()) SendEmptyPacket(TcpHeader::ACK);
         else held = 0;
