@@ -153,3 +153,10 @@ def test_bare_rate_is_mbit_everywhere(capsys):
     assert main(["topology", "show", "4", "--bandwidth", "100", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["peak_throughput_bps"] == pytest.approx(4 * 3 * 100e6 / 3)
+
+
+@pytest.mark.parametrize("sizes", [",", " , ,"])
+def test_bench_without_a_size(capsys, sizes):
+    """Every back-end: no size given is refused before anything runs."""
+    err = refused(capsys, ["bench", "4", "--backend", "simgrid", "--sizes", sizes, "--algorithms", "linear"])
+    assert "no size given" in err, err

@@ -9,8 +9,11 @@ import csv
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -399,6 +402,10 @@ def test_simulator_refuses_bad_starts(tmp_path, text, word):
     (["--socket-lookup", "list"], "--socket-lookup"),
     (["--pace-lead-share", "150"], "--pace-lead-share"),
     (["--give-up", "-1"], "--give-up"),
+    (["--rate", "1e5"], "link n0 - s0 (the rate for links without one): 100kbit is below the packet simulator's least"),
+    (["--rate", "2e12"], "2Tbit is above the packet simulator's greatest link rate, 1Tbit"),
+    (["--latency", "1.5"], "link n0 - s0: a latency of 1.5s is over the packet simulator's limit of 1s a link"),
+    (["--warmup", "1001"], "--warmup: '1001' is not a whole number in [0, 1000]"),
     (["--frobnicate", "1"], "unknown option --frobnicate"),
     (["--rto-min"], "needs a value"),
 ])
@@ -406,6 +413,39 @@ def test_simulator_refuses_bad_options(tmp_path, args, word):
     proc = subprocess.run([SIM, "--topology", str(topo_file(tmp_path, "chain:2,2")), *args], capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 2 and word in proc.stderr, proc.stderr
+
+
+def test_print_settings_checks_a_topology_and_the_runs_options(tmp_path):
+    """--print-settings with --topology checks what a run would (the bench
+    asks it before its first simulation): a link of the file's own too slow
+    or too long for TCP is named by its ends; the run's options too."""
+    good = topo_file(tmp_path, "chain:2,2")
+    assert print_settings("--topology", str(good), "--block", "1024,65536").returncode == 0
+    own = tmp_path / "own.yaml"
+    own.write_text('topocoll: 1\nswitches:\n  - name: "s0"\n    machines: "a[0-1]"\n    switches: "s1"\n'
+                   '  - name: "s1"\n    machines: "a[2-3]"\n    uplink: {bandwidth: 50kbit}\n'
+                   'machines:\n  a2: {latency: 3s}\n')
+    proc = print_settings("--topology", str(own))
+    assert proc.returncode == 2 and "link s1 - s0: 50kbit is below the packet simulator's least link rate" \
+        in proc.stderr, proc.stderr
+    own.write_text(own.read_text().replace("50kbit", "1Gbit"))
+    proc = print_settings("--topology", str(own))
+    assert proc.returncode == 2 and "link a2 - s1: a latency of 3s is over" in proc.stderr, proc.stderr
+    proc = print_settings("--topology", str(good), "--rate", "5e5")
+    assert proc.returncode == 2 and "500kbit is below the packet simulator's least link rate, 1Mbit" in proc.stderr
+    proc = print_settings("--topology", str(good), "--block", "0")
+    assert proc.returncode == 2 and "--block: '0'" in proc.stderr, proc.stderr
+
+
+def test_simulator_refuses_connections_past_the_memory(tmp_path):
+    """4,096 machines of linear need every pair connected, 8,386,560
+    connections, far past this machine's memory: refused before opening
+    one, naming the count."""
+    proc = subprocess.run([SIM, "--topology", str(topo_file(tmp_path, "tree:64,64")), "--algorithm", "linear",
+                           "--block", "1024", "--repetitions", "1", "--warmup", "0"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "4096 machines need 8386560 TCP connections, about 184 GiB" in proc.stderr, \
+        proc.stderr[-2000:]
 
 
 def test_simulator_refuses_bad_topologies(tmp_path):
@@ -435,6 +475,11 @@ def test_simulator_refuses_bad_topologies(tmp_path):
     (["--starts", "/nonexistent/s.txt"], "no file '/nonexistent/s.txt'"),
     (["--record-starts", "s.txt"], "--record-starts: the testbed's"),
     (["--host-queue", "short-first"], "--host-queue short-first: the packet back-end models"),
+    (["--bandwidth", "100kbit"], "--backend packet: link n0 - s0 (the rate for links without one): 100kbit is below"),
+    (["--latency", "2s"], "--backend packet: link n0 - s0: a latency of 2s is over the packet simulator's limit"),
+    (["--sizes", "0"], "--backend packet: --sizes: '0' is not a whole number in [1, 1073741824]"),
+    (["--sizes", "1K,2G"], "--backend packet: --sizes: '2147483648'"),
+    (["--warmup", "5000"], "--backend packet: --warmup: '5000'"),
 ])
 def test_bench_refusals(args, word):
     cmd = [sys.executable, "-m", "topocoll.cli", "bench", "chain:2,2", "--backend", "packet", "--sizes", "1K"]
@@ -442,6 +487,7 @@ def test_bench_refusals(args, word):
         cmd += ["--algorithms", "native" if "--collective" in args else "linear"]
     proc = subprocess.run(cmd + args, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and word in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert "bench: 1/" not in proc.stderr   # refused before any simulation
 
 
 def test_demo_shows_a_scaled_case(capsys, monkeypatch, tmp_path):
@@ -762,6 +808,35 @@ def test_linux_rto_times_out_later_in_a_call(tmp_path):
     assert off >= 0.2   # ns-3's floor: no timeout earlier than the minimum after a call's start
 
 
+def test_timeouts_back_off_while_the_connection_acks_its_peers_data(tmp_path):
+    """32 machines on one switch at 1 Mbit/s into 2-packet ports: connections
+    carrying data both ways lose most segments.  With Linux's RTO (the
+    default) a connection's timeouts without a round-trip sample come twice
+    as far apart each time, though it keeps ACKing its peer's data, and the
+    call ends with every byte right; ns-3's own timer is set again by every
+    ACK the socket sends, times out every 0.4 s, and TCP gives up on a
+    connection after 15 timeouts in a row: an error naming the machines."""
+    args = ("--algorithm", "linear", "--block", "16384", "--warmup", "0", "--repetitions", "1", "--buffer", "2",
+            "--check")
+    path = tmp_path / "backoff.trace"
+    proc = subprocess.run([SIM, "--topology", str(topo_file(tmp_path, "star:32")), "--rate", "1e6", *args,
+                           "--trace", str(path)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rec = json.loads(proc.stdout)
+    assert rec["bad_bytes"] == 0 and rec["tcp_repeat_timeouts"] > 100, rec
+    times: dict[str, list[float]] = {}
+    for line in path.read_text().splitlines():
+        w = line.split()
+        if w[1] == "timeout":
+            times.setdefault(w[2], []).append(float(w[0]))
+    gaps = [b - a for t in times.values() for a, b in zip(t, t[1:])]
+    assert max(gaps) >= 3.2, max(gaps)   # 0.2 s doubled four times
+    off = subprocess.run([SIM, "--topology", str(topo_file(tmp_path, "star:32")), "--rate", "1e6", *args,
+                          "--linux-rto", "off"], capture_output=True, text=True, timeout=300)
+    assert off.returncode == 2 and "error: TCP gave up on the connection of machines" in off.stderr, off.stderr[-2000:]
+    assert "internal error" not in off.stderr
+
+
 @pytest.mark.parametrize("spec,block", [("chain:2,2,2", 32768), ("chain:4,4", 16384)])
 def test_linux_tlp_probes_in_the_timeouts_place(tmp_path, spec, block):
     """--linux-tlp (on by default): where the RTO would fire before the tail
@@ -806,3 +881,38 @@ def test_bench_takes_the_executors_variables_from_the_environment(env, args, sho
 def test_bench_refuses_a_bad_variable_in_the_environment(env, word):
     proc = _bench_packet(env, [])
     assert proc.returncode == 2 and word in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("sig,code,said", [(signal.SIGTERM, 143, "topocoll: terminated"),
+                                           (signal.SIGINT, 130, "topocoll: interrupted")])
+def test_a_stopped_bench_leaves_no_simulation_or_files(tmp_path, sig, code, said):
+    """SIGTERM (a batch system's limit) or Ctrl-C to bench alone, mid-run:
+    it says so, its simulator stops with it and its files go."""
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    proc = subprocess.Popen([sys.executable, "-m", "topocoll.cli", "bench", "chain:8,8", "--backend", "packet",
+                             "--sizes", "1M", "--algorithms", "linear", "--repetitions", "3"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob("topocoll-packet-*/topology.yaml")) or not simulators(tmp_path):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    time.sleep(1)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code and said in err and "Traceback" not in err, err[-2000:]
+    time.sleep(0.5)
+    assert not simulators(tmp_path) and not list(tmp_path.glob("topocoll-packet-*"))
+
+
+def simulators(tmp_path) -> list[str]:
+    """The simulator processes running on a topology under tmp_path."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            words = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if words and words[0].endswith(b"topocoll-packet") and any(str(tmp_path).encode() in w for w in words):
+            found.append(cmdline.parent.name)
+    return found

@@ -94,8 +94,9 @@ const char *HELP =
     "                       in turn on the same connections, as the benchmark program runs them, and print\n"
     "                       a JSON line each\n"
     "  --warmup N           untimed calls first, at each size [1]; --repetitions N timed calls [3]\n"
-    "  --rate BPS           links the topology gives no rate (bit/s) [the core's default]\n"
-    "  --latency S          one-way delay of a link the topology gives none [0]\n"
+    "  --rate BPS           links the topology gives no rate (bit/s) [the core's default]; every link's\n"
+    "                       rate, given or not, from 1e6 to 1e12\n"
+    "  --latency S          one-way delay of a link the topology gives none [0]; every link's at most 1 s\n"
     "  --buffer N           a switch port's queue, full-size frames [100]\n"
     "  --host-queue KIND    sparse-first or fifo [sparse-first]; --host-queue-packets N [1000]\n"
     "  --congestion NAME    cubic or newreno [cubic]\n"
@@ -152,7 +153,8 @@ const char *HELP =
     "  --pace-lead S        [the core's default for the plan]; --piece-size BYTES [64000]\n"
     "  --pace-lead-share P  without --pace-lead, a step's lead is at most P % of its link time [8; 0: no cap]\n"
     "  --print-settings     print the model's settings (TCP's behaviours, queues, MPI) for the options\n"
-    "                       given, as one JSON object, and stop (no --topology needed)\n"
+    "                       given, as one JSON object, and stop (no --topology needed; with one, after\n"
+    "                       checking that the simulator takes it and the options given)\n"
     "  --nap S              longest nap of a waiting rank [0.0002, the testbed's]; 0: it spins, as the PMPI\n"
     "                       library's ranks do off the testbed (modelled as waking the moment a message completes)\n"
     "  --sync-depth N, --phase-order NAME, --segment-size BYTES, --fanout N: the planner's options\n"
@@ -406,6 +408,58 @@ void reset_counts(tree_net &net)
     probing_tcp_reset();
 }
 
+/* A connection's memory in the simulation, both ends: 1,024 machines, every
+ * pair connected (523,776), took 11.2 GiB (docs/packet.md). */
+constexpr double CONNECTION_BYTES = 23.0 * 1024;
+
+/* Refuse a run whose connections would not fit this machine's available
+ * memory (MemAvailable), before opening them: past it the kernel kills the
+ * run hours in. */
+void check_memory(const std::vector<char> &need, int p)
+{
+    long long pairs = 0;
+    for (char c : need) pairs += c;
+    const double want = (double)pairs * CONNECTION_BYTES;
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return;
+    char line[256];
+    double avail = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lf kB", &avail) == 1) {
+            avail *= 1024;
+            break;
+        }
+    fclose(f);
+    if (avail > 0 && want > avail)
+        usage_error(std::to_string(p) + " machines need " + std::to_string(pairs) + " TCP connections, about " +
+                    std::to_string((long long)(want / (1 << 30)) + 1) + " GiB, and this machine has " +
+                    std::to_string((long long)(avail / (1 << 30))) + " GiB available");
+}
+
+net_options network_options(const options &o)
+{
+    return {o.rate > 0 ? o.rate : tc_default("bandwidth"), o.latency, o.buffer, o.host_queue_packets,
+            o.host_queue == "sparse-first", o.socket_lookup == "hash"};
+}
+
+/* --topology, checked for what the simulator takes: one rank a machine, two
+ * machines or more, links within its limits (tree_net.h). */
+tc_topology *load_topology(const options &o)
+{
+    tc_topology *topo = nullptr;
+    if (tc_topology_load(o.topology.c_str(), TC_FORMAT_AUTO, &topo) != TC_OK)
+        usage_error(tc_error_message());
+    const int p = tc_topology_num_machines(topo);
+    for (int r = 0; r < p; r++)
+        if (tc_topology_machine_slots(topo, r) != 1)
+            usage_error("machine '" + std::string(tc_topology_node_name(topo, tc_topology_machine_node(topo, r))) +
+                        "' has " + std::to_string(tc_topology_machine_slots(topo, r)) +
+                        " slots; the packet simulator runs one rank a machine");
+    if (p < 2) usage_error("the topology has fewer than 2 machines");
+    if (std::string why = tree_net_check(topo, network_options(o)); !why.empty()) usage_error(why);
+    return topo;
+}
+
 /* The TCP behaviours a run models, as JSON fields: one list for the
  * results and --print-settings. */
 std::string tcp_behaviours_json(const options &o)
@@ -427,6 +481,7 @@ int main(int argc, char **argv)
 {
     options o = parse(argc, argv);
     if (o.print_settings) {   /* what a result's settings say, from the one place that decides them */
+        if (!o.topology.empty()) load_topology(o);   /* and whether it takes the topology */
         printf("{\"ns3\": \"%d.%d\", \"congestion\": \"%s\", \"mss\": %lld, \"delayed_ack_s\": %.9g, \"rto_min_s\": %.9g, "
                "\"loss_probes\": %s, \"lost_retransmits\": %s, %s, \"sndbuf\": %lld, \"rcvbuf\": %lld, "
                "\"buffer_packets\": %d, \"host_queue\": \"%s\", \"host_queue_packets\": %d, \"rendezvous\": \"%s\", "
@@ -437,17 +492,9 @@ int main(int argc, char **argv)
         return 0;
     }
     double wall0 = wall_now();
-    tc_topology *topo = nullptr;
-    if (tc_topology_load(o.topology.c_str(), TC_FORMAT_AUTO, &topo) != TC_OK)
-        usage_error(tc_error_message());
+    tc_topology *topo = load_topology(o);
     const int p = tc_topology_num_machines(topo);
-    for (int r = 0; r < p; r++)
-        if (tc_topology_machine_slots(topo, r) != 1)
-            usage_error("machine '" + std::string(tc_topology_node_name(topo, tc_topology_machine_node(topo, r))) +
-                        "' has " + std::to_string(tc_topology_machine_slots(topo, r)) +
-                        " slots; the packet simulator runs one rank a machine");
-    if (p < 2) usage_error("the topology has fewer than 2 machines");
-    const double default_rate = o.rate > 0 ? o.rate : tc_default("bandwidth");
+    const double default_rate = network_options(o).rate_bps;
     tc_topology *plan_topo = topo;
     if (!o.plan_topology.empty()) {
         if (tc_topology_load(o.plan_topology.c_str(), TC_FORMAT_AUTO, &plan_topo) != TC_OK)
@@ -479,9 +526,7 @@ int main(int argc, char **argv)
     /* the network */
     tcp_defaults(o);
     tree_net net;
-    net_options no{default_rate, o.latency, o.buffer, o.host_queue_packets, o.host_queue == "sparse-first",
-                   o.socket_lookup == "hash"};
-    std::string why = tree_net_build(topo, no, net);
+    std::string why = tree_net_build(topo, network_options(o), net);
     if (!why.empty()) usage_error(why);
     mpi_options mo;
     mo.move_data = check;
@@ -512,6 +557,7 @@ int main(int argc, char **argv)
             if (a != b) need[(size_t)a * p + b] = 1;
         }
     }
+    check_memory(need, p);
     double connect_s = sim_connect(need, p);
     const unsigned long long connect_drops = net.drops_switch + net.drops_host + net.drops_device;
     reset_counts(net);   /* what follows counts the calls only, not the handshakes */

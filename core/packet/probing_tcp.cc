@@ -230,28 +230,62 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     {
         if (out_of_order && flags == TcpHeader::ACK && hold_sack()) return;
         if (flags & TcpHeader::ACK) acks_sent();
+        const Time rto = m_rto;
         TcpSocketBase::SendEmptyPacket(flags);
+        /* ns-3 sets the RTO again whenever the socket sends an ACK (linux_rto:
+         * EstimateRtt says why not) */
+        if (opt.linux_rto && !(flags & (TcpHeader::SYN | TcpHeader::FIN))) m_rto = rto;
     }
     void ReceivedAck(Ptr<Packet> p, const TcpHeader &h) override
     {
         const bool rack = opt.lost_retransmits || opt.rack_recovery;
         const uint32_t sacked = note_acknowledged(h.GetAckNumber());
+        const SequenceNumber32 una = m_txBuffer->HeadSequence();
+        const uint32_t sacked_bytes = m_txBuffer->GetSacked();
         sacked_below = opt.count_delivered ? sacked : 0;
         TcpSocketBase::ReceivedAck(p, h);
         sacked_below = 0;
+        const bool acked = m_txBuffer->HeadSequence() > una;
+        /* Linux gives up on a connection after tcp_retries2 timeouts without
+         * progress; ns-3 3.37 counts its DataRetries over the connection's
+         * life (never reset by an ACK), so a long lossy run ended at its 15th
+         * timeout.  An ACK of new data starts the count again. */
+        if (acked) m_dataRetrCount = m_dataRetries;
+        if (opt.linux_rto) linux_rto_after_ack(acked, m_txBuffer->GetSacked() > sacked_bytes);
         if (rack) find_lost();
         if (opt.sndbuf_auto) grow_sndbuf();
         arm();
     }
     /* Linux's RTO (linux_rto): tcp_set_rto's srtt + max(4 x rttvar, the
      * minimum), in whole ticks (usecs_to_jiffies rounds up), where ns-3
-     * takes max(the minimum, srtt + 4 x rttvar) */
+     * takes max(the minimum, srtt + 4 x rttvar).  Linux sets it from a
+     * round-trip sample, which (with timestamps, as the testbed's kernel
+     * runs) an ACK gives when it acknowledges or SACKs new data; that also
+     * ends a timeout's doubling (icsk_backoff).  ns-3 sets its own formula
+     * at every ACK of new data (NewAck, which arms the timer with it) and
+     * whenever the socket sends an ACK (SendEmptyPacket), undoing the
+     * doubling while the peer's data keeps arriving; an ACK that brings
+     * nothing new leaves Linux's timer as it was. */
+    Time rto_at_ack;          /* the RTO as the segment arrived (EstimateRtt runs first), */
+    bool rto_noted = false;   /* when it did */
     void EstimateRtt(const TcpHeader &h) override
     {
+        rto_at_ack = m_rto;
+        rto_noted = true;
         TcpSocketBase::EstimateRtt(h);
-        if (!opt.linux_rto || m_rtt->GetEstimate().IsZero()) return;
+    }
+    void linux_rto_after_ack(bool acked, bool sacked)
+    {
+        const bool noted = rto_noted;
+        rto_noted = false;
+        if (!acked && !sacked) {
+            if (noted) m_rto = rto_at_ack;
+            return;
+        }
+        if (m_rtt->GetEstimate().IsZero()) return;
         const int64_t rto = (m_rtt->GetEstimate() + Max(m_rtt->GetVariation() * 4, m_minRto)).GetNanoSeconds();
         m_rto = NanoSeconds((rto + LINUX_TICK_NS - 1) / LINUX_TICK_NS * LINUX_TICK_NS);
+        if (acked && m_retxEvent.IsRunning()) restart_rto();   /* tcp_rearm_rto, where NewAck armed ns-3's */
     }
     /* Linux's tcp_enter_loss sets the slow-start threshold again only from
      * an orderly state (or once a recovery has reached its point); a

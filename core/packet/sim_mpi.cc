@@ -134,6 +134,14 @@ constexpr uint16_t PORT = 5000;
     exit(3);
 }
 
+/* What was simulated cannot go on (as a real job would fail there): an
+ * error of the settings, not of the simulator. */
+[[noreturn]] static void run_failed(const std::string &what)
+{
+    fprintf(stderr, "topocoll-packet: error: %s\n", what.c_str());
+    exit(2);
+}
+
 stream &stream_of(int from, int to)
 {
     auto &s = g_streams[(long long)from * g_machines + to];
@@ -529,9 +537,14 @@ void attach(int a, int b, Ptr<Socket> sock)
     stream &out = stream_of(a, b), &in = stream_of(b, a);
     sock->TraceConnectWithoutContext("CongState", MakeBoundCallback(&on_cong_state, &out));
     sock->SetCloseCallbacks(MakeCallback(+[](Ptr<Socket>) { fatal("a TCP connection was closed"); }),
-                            MakeCallback(+[](Ptr<Socket>) {
-                                fatal("a TCP connection gave up (15 retransmissions of a segment unanswered)");
-                            }));
+                            MakeBoundCallback(+[](int a, int b, Ptr<Socket>) {
+                                run_failed("TCP gave up on the connection of machines " + std::to_string(a) + " and " +
+                                           std::to_string(b) + " (ranks) at " +
+                                           std::to_string(Simulator::Now().GetSeconds()) + " s simulated: 15 "
+                                           "retransmissions of a segment went unanswered (Linux's tcp_retries2), as "
+                                           "a real job's connection would fail; at these settings the network drops "
+                                           "nearly every packet (slow links, short switch ports: --buffer)");
+                            }, a, b));
     out.wsock = sock;
     out.up = true;
     sock->SetRecvCallback(MakeBoundCallback(&on_recv, &in));
@@ -605,7 +618,11 @@ double sim_connect(const std::vector<char> &need, int machines)
                                           attach(a, b, s);
                                           connection_done();
                                       }, a, b),
-                                      MakeCallback(+[](Ptr<Socket>) { fatal("a connection failed"); }));
+                                      MakeBoundCallback(+[](int a, int b, Ptr<Socket>) {
+                                          run_failed("TCP could not connect machines " + std::to_string(a) + " and " +
+                                                     std::to_string(b) + " (ranks): ns-3 gave up when its SYN "
+                                                     "and 6 retries (ConnCount; from 3 s, doubling) went unanswered");
+                                      }, a, b));
                 s->Connect(InetSocketAddress(g_net->machine_addr[b], PORT));
             }, a, b);
         }

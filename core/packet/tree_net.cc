@@ -220,8 +220,36 @@ void unplaced_drop(tree_net *tn)
 
 }  // namespace
 
+std::string tree_net_check(const tc_topology *t, const net_options &o)
+{
+    for (int l = 0; l < tc_topology_num_links(t); l++) {
+        int child, parent;
+        double bw, lat;
+        tc_topology_link(t, l, &child, &parent, &bw, &lat);
+        if (child < 0 || parent < 0) return "link " + std::to_string(l) + " has no ends";
+        const double rate = bw > 0 ? bw : o.rate_bps, delay = lat > 0 ? lat : o.latency_s;
+        const std::string link = std::string("link ") + tc_topology_node_name(t, child) + " - " +
+                                 tc_topology_node_name(t, parent) + (bw > 0 ? "" : " (the rate for links without one)");
+        char have[32], bound[32];
+        if (!(rate >= TREE_NET_MIN_RATE_BPS && rate <= TREE_NET_MAX_RATE_BPS)) {
+            tc_format_rate(rate, have, sizeof have);
+            tc_format_rate(rate < TREE_NET_MIN_RATE_BPS ? TREE_NET_MIN_RATE_BPS : TREE_NET_MAX_RATE_BPS, bound, sizeof bound);
+            return link + ": " + have + (rate < TREE_NET_MIN_RATE_BPS ? " is below " : " is above ") +
+                   "the packet simulator's " + (rate < TREE_NET_MIN_RATE_BPS ? "least" : "greatest") + " link rate, " + bound;
+        }
+        if (!(delay >= 0 && delay <= TREE_NET_MAX_LATENCY_S)) {
+            tc_format_time(delay, have, sizeof have);
+            tc_format_time(TREE_NET_MAX_LATENCY_S, bound, sizeof bound);
+            return std::string("link ") + tc_topology_node_name(t, child) + " - " + tc_topology_node_name(t, parent) +
+                   ": a latency of " + have + " is over the packet simulator's limit of " + bound + " a link";
+        }
+    }
+    return "";
+}
+
 std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net &net)
 {
+    if (std::string why = tree_net_check(t, o); !why.empty()) return why;
     static std::unordered_map<uint32_t, int> machine_of;   /* lives as long as the simulation */
     machine_of.clear();
     const int nodes = tc_topology_num_nodes(t), p = tc_topology_num_machines(t);
@@ -264,8 +292,7 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
     for (int l = 0; l < links; l++) {
         int child, parent;
         double bw, lat;
-        tc_topology_link(t, l, &child, &parent, &bw, &lat);
-        if (child < 0 || parent < 0) return "link " + std::to_string(l) + " has no ends";
+        tc_topology_link(t, l, &child, &parent, &bw, &lat);   /* tree_net_check saw its ends */
         PointToPointHelper p2p;
         p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate((uint64_t)(bw > 0 ? bw : o.rate_bps))));
         p2p.SetChannelAttribute("Delay", TimeValue(Seconds(lat > 0 ? lat : o.latency_s)));

@@ -51,6 +51,19 @@ struct tree_net {
     ns3::Ptr<ns3::Node> node_of_machine(int r) const { return node[machine_node[r]]; }
 };
 
+/* The links the simulator takes (checked per link, the topology's own rate
+ * and latency or the defaults): below 1 Mbit/s a full frame takes over 12 ms
+ * and TCP's timeouts (200 ms and up) fire under a queue of a few frames; over
+ * 1 Tbit/s a frame takes under 12 ns, ns-3's clock counts whole nanoseconds;
+ * at 10 s a link TCP gave up on a connection of two switches' machines, where
+ * 1 s a link runs on a seven-level tree. */
+constexpr double TREE_NET_MIN_RATE_BPS = 1e6;
+constexpr double TREE_NET_MAX_RATE_BPS = 1e12;
+constexpr double TREE_NET_MAX_LATENCY_S = 1.0;
+
+/* Whether the simulator takes t's links with o's defaults: an empty string
+ * or the problem, naming the link. */
+std::string tree_net_check(const tc_topology *t, const net_options &o);
 /* Build t's network; returns an empty string or the problem. */
 std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net &net);
 

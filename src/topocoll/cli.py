@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 
 from . import __version__
 from ._core import TopocollError
@@ -27,6 +29,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(Exception):
+    """SIGTERM (a batch system's time limit, kill): raised where the
+    command is, so that its clean-up runs (the testbed's namespaces, the
+    packet simulator, temporary files)."""
+
+
+def _terminate(signum, frame):
+    raise Terminated()
+
+
 #: commands whose --backend mpirun takes the user's launcher after '--'
 LAUNCHER_COMMANDS = ("bench", "tune", "model")
 
@@ -41,8 +53,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if launcher:
         args.launcher = launcher
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
     try:
         return int(args._run(args) or 0)
+    except Terminated:
+        print("topocoll: terminated", file=sys.stderr)
+        return 143
     except TopocollError as e:
         print(f"topocoll: error: {e}", file=sys.stderr)
         return 2
@@ -64,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"topocoll: internal error: {type(e).__name__}: {e} (TOPOCOLL_DEBUG=1 shows where; "
               "please report it with the command)", file=sys.stderr)
         return 3
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

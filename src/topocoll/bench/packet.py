@@ -142,6 +142,21 @@ class PacketBackend:
                                                  f"{proc.returncode}): {proc.stderr.strip()[-2000:]}")
         return self._model
 
+    def validate(self, sizes: list[int], repetitions: int, warmup: int) -> None:
+        """Before any run: whether the simulator takes the topology (its
+        links' rates and latencies), the sizes and the counts, by its own
+        checks (``--print-settings`` with them all)."""
+        bounds = sorted({min(sizes), max(sizes)})   # each size runs alone: their range is what counts
+        proc = subprocess.run([str(self.program), "--print-settings", *self.command("faraj-yuan", bounds, repetitions,
+                                                                                   warmup)[1:]],
+                              capture_output=True, text=True)
+        if proc.returncode:
+            why = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"
+            why = why.removeprefix("topocoll-packet: error: ").removesuffix(" (--help lists the options)")
+            if why.startswith("--block:"):   # the bench's name for it
+                why = "--sizes:" + why.removeprefix("--block:")
+            raise TopocollError("invalid argument", f"--backend packet: {why}")
+
     def settings(self) -> dict:
         return {"network": describe_model(self.model()),
                 "buffer_packets": self.buffer, "host_queue": self.host_queue, "rto_min": format_time(self.rto_min),
@@ -219,19 +234,24 @@ class PacketBackend:
         reader = threading.Thread(target=progress, daemon=True)
         reader.start()
         records, done, wrong = [], 0, None
-        for line in proc.stdout:   # a JSON line a size, as each finishes
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                errors.append(f"not a JSON line on its output: {line[:200]!r}\n")
-                continue
-            done += 1
-            if rec["bad_bytes"]:
-                wrong = wrong or rec
-                continue
-            records.append(rec)
-            if on_size:
-                on_size(rec["block"])
+        try:
+            for line in proc.stdout:   # a JSON line a size, as each finishes
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError:
+                    errors.append(f"not a JSON line on its output: {line[:200]!r}\n")
+                    continue
+                done += 1
+                if rec["bad_bytes"]:
+                    wrong = wrong or rec
+                    continue
+                records.append(rec)
+                if on_size:
+                    on_size(rec["block"])
+        except BaseException:   # interrupted or terminated: the simulation goes with us
+            proc.kill()
+            proc.wait()
+            raise
         proc.wait()
         reader.join()
         if wrong:

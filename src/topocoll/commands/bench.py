@@ -324,29 +324,33 @@ def measure(args) -> harness.Result:
     counts, topo = layout(machines, args.ranks_per_machine)
     algs = algorithm_list(args.algorithms, args.collective, levels_of(machines))
     sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+    if not sizes:
+        raise TopocollError("invalid argument", f"--sizes '{args.sizes}': no size given")
     if args.repetitions < 1:
         raise TopocollError("invalid argument", "--repetitions must be at least 1")
     backend = make_backend(args, machines, counts, parameter_env(args), args.collective)
-    if getattr(args, "plan_topology", None):
-        backend.plan_topology_arg = plan_topology_file(args.plan_topology, machines)
-    bounds = {}
-    if args.collective == "alltoallv":
-        from ..common import traffic_of
-        if os.path.isfile(args.pattern):
-            backend.program_args = ["--matrix", os.path.abspath(args.pattern)]
-        else:
-            backend.program_args = ["--pattern", args.pattern, "--seed", str(args.seed)]
-        for m in sizes:   # the pattern is checked here, before any run
-            bounds[m] = traffic_of(args.pattern, topo, str(m), args.seed).bounds(topo, rate(args.bandwidth))["link_seconds"]
-    backend.tuning = tuning_env(args.tuning, machines).get("TOPOCOLL_TUNING")
-    backend.quiet = bool(getattr(args, "quiet", False))
-    if getattr(args, "native_rules", None):
-        if not os.path.isfile(args.native_rules):
-            raise TopocollError("i/o error", f"--native-rules: no file '{args.native_rules}'")
-        backend.native_rules = args.native_rules
-    print(f"bench: {topo.name}, {machines.num_machines} machines, {topo.num_machines} ranks, backend {backend.name}\n"
-          f"  {harness.describe_settings(backend.settings())}", file=sys.stderr)
-    try:
+    try:   # the back-end's files go whatever happens from here (a refusal, Ctrl-C)
+        if getattr(args, "plan_topology", None):
+            backend.plan_topology_arg = plan_topology_file(args.plan_topology, machines)
+        bounds = {}
+        if args.collective == "alltoallv":
+            from ..common import traffic_of
+            if os.path.isfile(args.pattern):
+                backend.program_args = ["--matrix", os.path.abspath(args.pattern)]
+            else:
+                backend.program_args = ["--pattern", args.pattern, "--seed", str(args.seed)]
+            for m in sizes:   # the pattern is checked here, before any run
+                bounds[m] = traffic_of(args.pattern, topo, str(m), args.seed).bounds(topo, rate(args.bandwidth))["link_seconds"]
+        backend.tuning = tuning_env(args.tuning, machines).get("TOPOCOLL_TUNING")
+        backend.quiet = bool(getattr(args, "quiet", False))
+        if getattr(args, "native_rules", None):
+            if not os.path.isfile(args.native_rules):
+                raise TopocollError("i/o error", f"--native-rules: no file '{args.native_rules}'")
+            backend.native_rules = args.native_rules
+        if hasattr(backend, "validate"):   # what the back-end takes, checked before any run
+            backend.validate(sizes, args.repetitions, args.warmup)
+        print(f"bench: {topo.name}, {machines.num_machines} machines, {topo.num_machines} ranks, backend {backend.name}\n"
+              f"  {harness.describe_settings(backend.settings())}", file=sys.stderr)
         result = harness.run(backend, topo, algs, sizes, args.repetitions, args.warmup, quiet=args.quiet)
     finally:
         if hasattr(backend, "close"):
