@@ -865,6 +865,9 @@ def _bench_packet(extra_env: dict, args: list[str]) -> subprocess.CompletedProce
     ({"TOPOCOLL_NAP": "0"}, [], "TOPOCOLL_NAP=0"),                   # the user's environment over it
     ({"TOPOCOLL_NAP": "0"}, ["--nap", "1ms"], "TOPOCOLL_NAP=1ms"),   # an option over the environment
     ({"TOPOCOLL_PACE": "off"}, [], "TOPOCOLL_PACE=off"),
+    ({"TOPOCOLL_SYNC_DEPTH": "2"}, [], "TOPOCOLL_SYNC_DEPTH=2"),      # no bench option of its own read it
+    ({"TOPOCOLL_SYNC_DEPTH": "2"}, ["--sync-depth", "3"], "TOPOCOLL_SYNC_DEPTH=3"),
+    ({"TOPOCOLL_PIECE_SIZE": "32K"}, [], "TOPOCOLL_PIECE_SIZE=32K"),
 ])
 def test_bench_takes_the_executors_variables_from_the_environment(env, args, shown):
     proc = _bench_packet(env, args)
@@ -877,6 +880,8 @@ def test_bench_takes_the_executors_variables_from_the_environment(env, args, sho
     ({"TOPOCOLL_PACE": "sometimes"}, "TOPOCOLL_PACE='sometimes' in the environment: valid: auto, off"),
     ({"TOPOCOLL_FANOUT": "four"}, "TOPOCOLL_FANOUT='four' in the environment: expected a whole number"),
     ({"TOPOCOLL_PLAN": "rank"}, "TOPOCOLL_PLAN has no meaning in the packet simulator"),
+    ({"TOPOCOLL_SYNC_DEPTH": "0"}, "TOPOCOLL_SYNC_DEPTH in the environment: '0' is not a whole number in [1, "),
+    ({"TOPOCOLL_PIECE_SIZE": "abc"}, "TOPOCOLL_PIECE_SIZE: size 'abc'"),
 ])
 def test_bench_refuses_a_bad_variable_in_the_environment(env, word):
     proc = _bench_packet(env, [])

@@ -127,6 +127,16 @@ def test_short_bench(tmp_path, capsys):
     assert png.stat().st_size > 10000
 
 
+def test_a_variable_the_library_refuses_is_named(capsys, monkeypatch):
+    """A PMPI variable in the environment that the library refuses (its
+    ranks stop at MPI_Init): bench says the library's own words, which name
+    the variable, not the simulator's tail."""
+    monkeypatch.setenv("TOPOCOLL_SYNC_DEPTH", "0")
+    assert main(["bench", "4", "--sizes", "8K", "--repetitions", "1", "--quiet", "--algorithms", "faraj-yuan"]) == 2
+    err = capsys.readouterr().err
+    assert "faraj-yuan did not run: the PMPI library: TOPOCOLL_SYNC_DEPTH=0: expected a whole number" in err, err
+
+
 def test_faraj_yuan_meets_the_bound_in_simulation(capsys):
     """Under the project's settings a contention-free schedule runs at its
     bottleneck link's rate: on topology (c) at 128 KB, >= 95 % of the peak."""

@@ -100,7 +100,12 @@ def collect(algorithm: str, cmd: list[str], env: dict, repetitions: int, on_size
     calls = [l for l in ran if l.startswith(f"topocoll: {collective} {name} calls=") or
              (name == "auto" and " calls=" in l)]     # auto: whatever it chose ran
     if not calls:
-        raise TopocollError("verification failed", f"{algorithm} did not run: {ran or err[-500:]}")
+        refused = [l for l in err.splitlines() if l.startswith("topocoll: error: ")]
+        if refused:   # the PMPI library refused its settings (a variable in the environment)
+            raise TopocollError("invalid argument", f"{algorithm} did not run: the PMPI library: "
+                                                    f"{refused[0].removeprefix('topocoll: error: ')}")
+        tail = "\n".join(err.splitlines()[-8:])
+        raise TopocollError("verification failed", f"{algorithm} did not run: {ran or tail}")
     learning = [l for l in err.splitlines() if l.startswith("topocoll: alltoallv learning")]
     if messages is not None and learning:   # alltoallv: what learning the counts cost rank 0
         messages[f"{algorithm} learning"] = learning[0].split(": ", 2)[2]

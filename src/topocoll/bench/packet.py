@@ -116,6 +116,10 @@ class PacketBackend:
         self.env = dict(env or {})
         if sync_depth:
             self.env["TOPOCOLL_SYNC_DEPTH"] = str(sync_depth)
+        #: the library's variables no option set, taken from the environment as the
+        #: library itself would take them (validate() names them in its refusals)
+        self.from_environment = [var for var in ENV_OPTIONS if var not in self.env and os.environ.get(var)]
+        self.env.update({var: os.environ[var] for var in self.from_environment})
         self.env.setdefault("TOPOCOLL_NAP", DEFAULT_NAP)
         self.collective = collective
         self.tuning: str | None = None
@@ -155,6 +159,9 @@ class PacketBackend:
             why = why.removeprefix("topocoll-packet: error: ").removesuffix(" (--help lists the options)")
             if why.startswith("--block:"):   # the bench's name for it
                 why = "--sizes:" + why.removeprefix("--block:")
+            for var in self.from_environment:
+                if why.startswith(ENV_OPTIONS[var] + ":"):
+                    why = f"{var} in the environment:" + why.removeprefix(ENV_OPTIONS[var] + ":")
             raise TopocollError("invalid argument", f"--backend packet: {why}")
 
     def settings(self) -> dict:
@@ -174,10 +181,13 @@ class PacketBackend:
             value = self.env.get(var)
             if value in (None, ""):
                 continue
-            if flag in TIME_OPTIONS:
-                value = f"{parse_time(value):.9g}"
-            elif flag in ("--piece-size", "--segment-size"):
-                value = str(parse_size(value))
+            try:
+                if flag in TIME_OPTIONS:
+                    value = f"{parse_time(value):.9g}"
+                elif flag in ("--piece-size", "--segment-size"):
+                    value = str(parse_size(value))
+            except TopocollError as e:
+                raise TopocollError(e.status, f"{var}: {e}") from None
             args += [flag, str(value)]
         for var in self.env:
             if var.startswith("TOPOCOLL_") and var not in ENV_OPTIONS and var not in ("TOPOCOLL_STATS",):
