@@ -160,3 +160,10 @@ def test_bench_without_a_size(capsys, sizes):
     """Every back-end: no size given is refused before anything runs."""
     err = refused(capsys, ["bench", "4", "--backend", "simgrid", "--sizes", sizes, "--algorithms", "linear"])
     assert "no size given" in err, err
+
+
+def test_pingpong_is_not_the_packet_simulators(capsys):
+    """model pingpong runs an MPI program, which the packet simulator does
+    not: refused by name (it was an internal error)."""
+    err = refused(capsys, ["model", "pingpong", "chain:2,2", "--backend", "packet"])
+    assert "model pingpong runs an MPI program: --backend simgrid, testbed or mpirun" in err, err

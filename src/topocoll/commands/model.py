@@ -74,6 +74,9 @@ def run_pingpong(args):
         raise TopocollError("invalid argument", "--sizes needs a size and --repetitions at least 1")
     if sum(counts) < 2:
         raise TopocollError("invalid argument", "a ping-pong needs two ranks")
+    if args.backend == "packet":   # it simulates the executor's MPI_Alltoall, not MPI programs
+        raise TopocollError("invalid argument", "model pingpong runs an MPI program: --backend simgrid, testbed or "
+                                                "mpirun (the packet simulator runs MPI_Alltoall only)")
     backend = bench.make_backend(args, machines, counts)
     print(f"model pingpong: {topo.name}, {sum(counts)} ranks, backend {backend.name}", file=sys.stderr)
     try:
