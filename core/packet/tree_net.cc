@@ -229,19 +229,20 @@ std::string tree_net_check(const tc_topology *t, const net_options &o)
         if (child < 0 || parent < 0) return "link " + std::to_string(l) + " has no ends";
         const double rate = bw > 0 ? bw : o.rate_bps, delay = lat > 0 ? lat : o.latency_s;
         const std::string link = std::string("link ") + tc_topology_node_name(t, child) + " - " +
-                                 tc_topology_node_name(t, parent) + (bw > 0 ? "" : " (the rate for links without one)");
+                                 tc_topology_node_name(t, parent);
         char have[32], bound[32];
         if (!(rate >= TREE_NET_MIN_RATE_BPS && rate <= TREE_NET_MAX_RATE_BPS)) {
+            const bool low = rate < TREE_NET_MIN_RATE_BPS;
             tc_format_rate(rate, have, sizeof have);
-            tc_format_rate(rate < TREE_NET_MIN_RATE_BPS ? TREE_NET_MIN_RATE_BPS : TREE_NET_MAX_RATE_BPS, bound, sizeof bound);
-            return link + ": " + have + (rate < TREE_NET_MIN_RATE_BPS ? " is below " : " is above ") +
-                   "the packet simulator's " + (rate < TREE_NET_MIN_RATE_BPS ? "least" : "greatest") + " link rate, " + bound;
+            tc_format_rate(low ? TREE_NET_MIN_RATE_BPS : TREE_NET_MAX_RATE_BPS, bound, sizeof bound);
+            return link + (bw > 0 ? "" : " (the rate for links without one)") + ": " + have +
+                   (low ? " is below the packet simulator's least" : " is above the packet simulator's greatest") +
+                   " link rate, " + bound;
         }
         if (!(delay >= 0 && delay <= TREE_NET_MAX_LATENCY_S)) {
             tc_format_time(delay, have, sizeof have);
             tc_format_time(TREE_NET_MAX_LATENCY_S, bound, sizeof bound);
-            return std::string("link ") + tc_topology_node_name(t, child) + " - " + tc_topology_node_name(t, parent) +
-                   ": a latency of " + have + " is over the packet simulator's limit of " + bound + " a link";
+            return link + ": a latency of " + have + " is over the packet simulator's limit of " + bound + " a link";
         }
     }
     return "";

@@ -157,11 +157,12 @@ class PacketBackend:
         if proc.returncode:
             why = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"
             why = why.removeprefix("topocoll-packet: error: ").removesuffix(" (--help lists the options)")
-            if why.startswith("--block:"):   # the bench's name for it
-                why = "--sizes:" + why.removeprefix("--block:")
-            for var in self.from_environment:
-                if why.startswith(ENV_OPTIONS[var] + ":"):
-                    why = f"{var} in the environment:" + why.removeprefix(ENV_OPTIONS[var] + ":")
+            # the simulator's option by the name the user gave it
+            names = {"--block": "--sizes", **{ENV_OPTIONS[var]: f"{var} in the environment"
+                                              for var in self.from_environment}}
+            flag, colon, rest = why.partition(":")
+            if colon and flag in names:
+                why = names[flag] + colon + rest
             raise TopocollError("invalid argument", f"--backend packet: {why}")
 
     def settings(self) -> dict:
