@@ -31,6 +31,7 @@ import concurrent.futures as cf
 import csv
 import glob
 import json
+import math
 import os
 import random
 import statistics as st
@@ -159,6 +160,8 @@ def testbed_runs(dirs: list[Path]) -> dict:
     """(topology, buffer, algorithm, block) -> run -> its timed calls' seconds"""
     runs: dict = {}
     for k, d in enumerate(dirs):
+        if not glob.glob(str(d / "tb_*_r*.csv")):
+            sys.exit(f"packet_validation: {d}: no testbed recording there ('record {d}' makes one)")
         for f in glob.glob(str(d / "tb_*_r*.csv")):
             topo, buf, run = Path(f).stem.split("_")[1:4]
             for row in csv.DictReader(open(f)):
@@ -170,7 +173,10 @@ def testbed_runs(dirs: list[Path]) -> dict:
 def simulated_runs(dirs: list[Path], tag: str) -> dict:
     runs: dict = {}
     for k, d in enumerate(dirs):
-        for key, rec in json.loads((d / f"sim_{tag}.json").read_text())["runs"].items():
+        f = d / f"sim_{tag}.json"
+        if not f.is_file():
+            sys.exit(f"packet_validation: {f}: no such replay ('replay {d} {tag}' writes it)")
+        for key, rec in json.loads(f.read_text())["runs"].items():
             topo, buf, run, alg, size = key.split("|")
             runs.setdefault((topo, int(buf), alg, int(size)), {})[f"{k}:{run}"] = rec["times"]
     return runs
@@ -189,7 +195,7 @@ def resampled(runs: dict, rng: random.Random) -> float:
 def ratios(tag: str, names: tuple[str, str], base: dict, other: dict) -> None:
     """other's pooled median / base's at each point both have, its 90 %
     bootstrap interval, and how many are within 10 %"""
-    rng, within, meets = random.Random(1), 0, 0
+    rng, within, meets, logs = random.Random(1), 0, 0, []
     keys = sorted(k for k in base if k in other)
     print(f"== {tag}")
     for key in keys:
@@ -198,10 +204,12 @@ def ratios(tag: str, names: tuple[str, str], base: dict, other: dict) -> None:
         lo, hi = q[100], q[1899]
         ok = abs(s / t - 1) <= 0.10
         within += ok
+        logs.append(abs(math.log(s / t)))
         meets += lo <= 1.10 and hi >= 0.90
         print(f"{TOPOLOGIES[key[0]]:>12} {key[1]:>3} {key[2]:<11} {key[3] // 1024:>4}K  {names[0]} {t * 1e3:7.1f} ms"
               f"  {names[1]} {s * 1e3:7.1f} ms  {s / t:5.2f} [{lo:4.2f}, {hi:4.2f}]{'' if ok else '  X'}")
-    print(f"{tag}: {within} of {len(keys)} within 10 %; the ratio's 90 % interval meets [0.90, 1.10] at {meets}")
+    print(f"{tag}: {within} of {len(keys)} within 10 %; the ratio's 90 % interval meets [0.90, 1.10] at {meets}; "
+          f"mean |log ratio| {st.fmean(logs) if logs else float('nan'):.4f}")
 
 
 def compare(dirs: list[Path], tags: list[str]) -> None:

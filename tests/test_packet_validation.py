@@ -108,3 +108,24 @@ def test_record_stops_with_the_failing_command_named(tmp_path):
     calls = log.read_text().splitlines()
     assert calls[0] == "testbed up chain:4,4,4 --buffer 100" and calls[-1] == "testbed down", calls
     assert "topocoll: error: something" in (tmp_path / "rec" / "out_444_100_r1.txt").read_text()
+
+
+def test_compare_reports_the_mean_log_ratio(tmp_path, capsys):
+    import math
+    a = recording(tmp_path / "a", {POINTS[0]: [0.30] * 3, POINTS[1]: [0.30] * 3})
+    simulated(a, "t", {POINTS[0]: [0.33] * 3, POINTS[1]: [0.30 / 1.2] * 3})
+    pv.compare([a], ["t"])
+    out = capsys.readouterr().out
+    want = (math.log(1.1) + math.log(1.2)) / 2
+    assert f"mean |log ratio| {want:.4f}" in out, out
+
+
+def test_compare_names_a_missing_recording_or_replay(tmp_path):
+    import pytest
+    a = recording(tmp_path / "a", {POINTS[0]: [0.30] * 3})
+    with pytest.raises(SystemExit, match=r"sim_nope\.json: no such replay \('replay .* nope' writes it\)"):
+        pv.compare([a], ["nope"])
+    with pytest.raises(SystemExit, match="no testbed recording there"):
+        pv.compare([a, tmp_path / "missing"], ["t"])
+    with pytest.raises(SystemExit, match="no testbed recording there"):
+        pv.agreement(a, tmp_path / "missing")
