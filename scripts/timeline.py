@@ -129,9 +129,14 @@ def record(out: Path, command: list[str], untimed: int) -> None:
         sys.exit(f"timeline: no tracefs at {TRACEFS} (needs root and a kernel with tracing)")
 
     def put(name: str, value: str) -> None:
-        (TRACEFS / name).write_text(value)
-    # the settings it changes, to put back after (the clock is shown as "[local] mono ...")
-    before = {name: (TRACEFS / name).read_text().strip() for name in ("tracing_on", "buffer_size_kb")}
+        try:
+            (TRACEFS / name).write_text(value)
+        except OSError as e:
+            sys.exit(f"timeline: writing '{value}' to {TRACEFS / name}: {e.strerror}")
+    # the settings it changes, to put back after (the clock is shown as "[local] mono ...";
+    # the buffer's size, before tracing first expands it, as "7 (expanded: 1408)")
+    before = {name: re.match(r"\d+", (TRACEFS / name).read_text().strip()).group()
+              for name in ("tracing_on", "buffer_size_kb")}
     before["trace_clock"] = re.search(r"\[(\w+)\]", (TRACEFS / "trace_clock").read_text()).group(1)
     enabled = {e: (TRACEFS / f"events/{e}/enable").read_text().strip() for e in EVENTS}
     put("tracing_on", "0")
@@ -232,6 +237,8 @@ def call_starts(prefix: str) -> list[float]:
 
 
 def convert(raw: Path, csv_path: Path, out: Path, untimed: int, calls_from: str | None = None) -> None:
+    if not csv_path.is_file():
+        sys.exit(f"timeline: {csv_path}: no such file (the bench's --csv, which says the timed calls)")
     rows = list(csv.DictReader(open(csv_path)))
     blocks = [int(r["msize_bytes"]) for r in rows]
     lines = kernel_events(raw.read_text(), blocks, call_starts(calls_from) if calls_from else None)

@@ -402,6 +402,7 @@ def test_simulator_refuses_bad_starts(tmp_path, text, word):
     (["--socket-lookup", "list"], "--socket-lookup"),
     (["--pace-lead-share", "150"], "--pace-lead-share"),
     (["--give-up", "-1"], "--give-up"),
+    (["--delayed-ack", "1e10"], "--delayed-ack: must be in [0, 1] seconds"),   # past ns-3's clock
     (["--rate", "1e5"], "link n0 - s0 (the rate for links without one): 100kbit is below the packet simulator's least"),
     (["--rate", "2e12"], "2Tbit is above the packet simulator's greatest link rate, 1Tbit"),
     (["--latency", "1.5"], "link n0 - s0: a latency of 1.5s is over the packet simulator's limit of 1s a link"),

@@ -222,3 +222,42 @@ def test_convert_takes_the_calls_from_the_pmpi_trace(tmp_path):
     assert [l.split() for l in out.read_text().splitlines()] == [
         ["10.000000000", "call", "0", "0", "untimed"], ["11.000000000", "call", "1", "32768", "timed"],
         ["11.500000000", "drop", "qdisc"], ["12.000000000", "call", "2", "32768", "timed"]]
+
+
+def fake_tracefs(root: Path, buffer_size: str) -> Path:
+    """tracefs's files as record reads and writes them, before tracing has
+    been used since boot (the buffer shown as "7 (expanded: 1408)")."""
+    for e in timeline.EVENTS:
+        (root / "events" / e).mkdir(parents=True)
+        (root / "events" / e / "enable").write_text("0\n")
+    (root / "trace").write_text("")
+    (root / "tracing_on").write_text("1\n")
+    (root / "trace_clock").write_text("[local] global counter uptime perf mono\n")
+    (root / "buffer_size_kb").write_text(buffer_size)
+    return root
+
+
+def test_record_puts_back_a_buffer_not_yet_expanded(tmp_path, monkeypatch):
+    fs = fake_tracefs(tmp_path / "tracefs", "7 (expanded: 1408)\n")
+    monkeypatch.setattr(timeline, "TRACEFS", fs)
+    with pytest.raises(SystemExit, match="t.csv: no such file"):   # the command wrote none
+        timeline.record(tmp_path / "out.txt", [sys.executable, "-c", "pass", "--csv", str(tmp_path / "t.csv")], 2)
+    assert (fs / "buffer_size_kb").read_text() == "7"
+    assert (fs / "trace_clock").read_text() == "local" and (fs / "tracing_on").read_text() == "1"
+    assert all((fs / "events" / e / "enable").read_text() == "0" for e in timeline.EVENTS)
+
+
+def test_record_names_a_setting_it_cannot_write(tmp_path, monkeypatch):
+    """A write tracefs refuses (EINVAL) ends with the file and the value named, not a traceback."""
+    import errno
+    fs = fake_tracefs(tmp_path / "tracefs", "1410\n")
+    monkeypatch.setattr(timeline, "TRACEFS", fs)
+    write = Path.write_text
+
+    def refusing(self, data, *a, **kw):
+        if self.name == "trace_clock":
+            raise OSError(errno.EINVAL, "Invalid argument")
+        return write(self, data, *a, **kw)
+    monkeypatch.setattr(Path, "write_text", refusing)
+    with pytest.raises(SystemExit, match=r"timeline: writing 'mono' to .*trace_clock: Invalid argument"):
+        timeline.record(tmp_path / "out.txt", [sys.executable, "-c", "pass", "--csv", str(tmp_path / "t.csv")], 2)

@@ -109,7 +109,8 @@ const char *HELP =
     "                       counts again the segments SACKed before (after a timeout, a whole flight) [on]\n"
     "  --linux-hystart on|off  with Linux's cubic: HyStart as Linux's, its thresholds and no RTT sample in\n"
     "                       an avoidance epoch's first second; off: ns-3's, which ends more slow starts early [on]\n"
-    "  --rto-min S          TCP's minimum RTO [0.2]; --delayed-ack S [0.04]\n"
+    "  --rto-min S          TCP's minimum RTO, up to 60 s [0.2]\n"
+    "  --delayed-ack S      how long a receiver holds the ACK of an odd segment, up to 1 s [0.04]\n"
     "  --loss-probes on|off Linux's tail loss probe and SACK loss detection (ns-3 has neither) [on]\n"
     "  --lost-retransmits on|off  a retransmission is lost once data sent after it is acknowledged,\n"
     "                       as Linux's RACK finds (ns-3 waits for the timeout) [on]\n"
@@ -279,6 +280,9 @@ options parse(int argc, char **argv)
     if (o.pace != "auto" && o.pace != "on" && o.pace != "off") usage_error("--pace: '" + o.pace + "'; valid: auto, on, off");
     if (o.rto_min <= 0 || o.rto_min > 60) usage_error("--rto-min: must be in (0, 60] seconds");
     if (o.nap < 0 || o.nap > 1) usage_error("--nap: must be in [0, 1] seconds");
+    /* Linux holds an ACK 40 ms to 200 ms (TCP_DELACK_MIN, _MAX); past a second is no TCP's, and past
+     * 9.2e9 s ns-3's clock (signed nanoseconds) wraps */
+    if (o.delayed_ack > 1) usage_error("--delayed-ack: must be in [0, 1] seconds");
     if (o.pace_lead > 1) usage_error("--pace-lead: more than a second");
     if (o.pace_lead_share != -1 && (o.pace_lead_share < 0 || o.pace_lead_share > 100))
         usage_error("--pace-lead-share: must be a percentage from 0 to 100");
