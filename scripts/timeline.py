@@ -16,9 +16,10 @@ cluster's kernel beside the packet simulator.
         the executor's sends, per call and side by side: how long a send
         took (start to its step's sends done; by links crossed with
         --topology, rank r on machine r), when the first, the median and
-        the last rank had all their sends done, and how far ranks ran ahead
+        the last rank had all their sends done, how far ranks ran ahead
         (when the slowest rank starts its middle send, the most sends another
-        had started, less its); A and B each a TOPOCOLL_TRACE prefix (files
+        had started, less its), and when the last rank had done its k-th
+        send (step k), median of the calls; A and B each a TOPOCOLL_TRACE prefix (files
         PREFIX.RANK, the testbed's) or a simulator --trace file; the last N
         calls in each [9]
   timeline.py counters OUT -- topocoll bench T --backend testbed ...
@@ -57,6 +58,7 @@ import json
 import os
 import re
 import signal
+import statistics as st
 import subprocess
 import sys
 from pathlib import Path
@@ -360,10 +362,12 @@ def quantile(xs: list[float], q: float) -> float:
 def send_summary(calls: dict, last: int, topology) -> dict:
     """The figures `sends` prints, over the last calls"""
     durations: dict[str, list[float]] = collections.defaultdict(list)
-    rows = []
+    rows, steps = [], []
     for call in sorted(calls)[-last:]:
         ranks = calls[call]
         t0 = call_start(ranks)
+        # when the last rank had done its k-th send (an algorithm's step k)
+        steps.append([max(s[k][1] for s in ranks.values()) - t0 for k in range(min(map(len, ranks.values())))])
         for rank, sends in ranks.items():
             for start, done, peer in sends:
                 cls = "all"
@@ -373,9 +377,10 @@ def send_summary(calls: dict, last: int, topology) -> dict:
         finished = sorted(max(d for _, d, _ in sends) - t0 for sends in ranks.values())
         mid = min(len(s) for s in ranks.values()) // 2
         slowest = max(s[mid][0] for s in ranks.values())
-        ahead = max(sum(1 for st, _, _ in s if st <= slowest) for s in ranks.values()) - (mid + 1)
+        ahead = max(sum(1 for t, _, _ in s if t <= slowest) for s in ranks.values()) - (mid + 1)
         rows.append((call, finished[0], finished[len(finished) // 2], finished[-1], ahead))
-    return {"durations": durations, "rows": rows}
+    n = min(map(len, steps)) if steps else 0
+    return {"durations": durations, "rows": rows, "steps": [st.median(c[k] for c in steps) for k in range(n)]}
 
 
 def sends(sources: list[str], last: int, topology_arg: str | None) -> None:
@@ -402,6 +407,8 @@ def sends(sources: list[str], last: int, topology_arg: str | None) -> None:
         print(f"  {'call':>5} {'first done':>11} {'median':>7} {'last':>7} {'ahead':>6}")
         for call, first, med, lastr, ahead in s["rows"]:
             print(f"  {call:>5} {1e3 * first:9.0f}ms {1e3 * med:5.0f}ms {1e3 * lastr:5.0f}ms {ahead:>6}")
+        print("  the last rank done with its k-th send (a step), ms from the call's start, median of the calls: "
+              + " ".join(f"{1e3 * t:.0f}" for t in s["steps"]))
 
 
 def main() -> None:

@@ -171,7 +171,10 @@ def test_sends_reads_durations_ranks_done_and_running_ahead(tmp_path, form):
     # two sends of each rank a call (10 ms x 4, 50 x 2, 200 x 2)
     assert out[1] == "  a send (2 links): median 50.0 ms, 90 % 200.0 ms, 8 sends", out
     assert out[2] == "  a send (3 links): median 50.0 ms, 90 % 200.0 ms, 16 sends", out
-    assert [l.split() for l in out[4:]] == [["4", "210ms", "250ms", "800ms", "1"], ["5", "210ms", "250ms", "800ms", "1"]]
+    assert [l.split() for l in out[4:6]] == [["4", "210ms", "250ms", "800ms", "1"], ["5", "210ms", "250ms", "800ms", "1"]]
+    # each send k: rank 1's (the slowest, 200 ms each, 300 ms apart) is the last done, at 200, 500, 800 ms
+    assert summary["steps"] == pytest.approx([0.2, 0.5, 0.8])
+    assert out[6].endswith("median of the calls: 200 500 800"), out
 
 
 def test_sends_reads_a_trace_without_peers(tmp_path):
