@@ -136,9 +136,9 @@ def record(out: Path, command: list[str], untimed: int) -> None:
         except OSError as e:
             sys.exit(f"timeline: writing '{value}' to {TRACEFS / name}: {e.strerror}")
     # the settings it changes, to put back after (the clock is shown as "[local] mono ...";
-    # the buffer's size, before tracing first expands it, as "7 (expanded: 1408)")
-    before = {name: re.match(r"\d+", (TRACEFS / name).read_text().strip()).group()
-              for name in ("tracing_on", "buffer_size_kb")}
+    # the buffer's size, before tracing first expands it, as "7 (expanded: 1408)": the size
+    # it takes once used, which is what to put back)
+    before = {name: re.findall(r"\d+", (TRACEFS / name).read_text())[-1] for name in ("tracing_on", "buffer_size_kb")}
     before["trace_clock"] = re.search(r"\[(\w+)\]", (TRACEFS / "trace_clock").read_text()).group(1)
     enabled = {e: (TRACEFS / f"events/{e}/enable").read_text().strip() for e in EVENTS}
     put("tracing_on", "0")

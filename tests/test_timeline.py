@@ -245,7 +245,7 @@ def test_record_puts_back_a_buffer_not_yet_expanded(tmp_path, monkeypatch):
     monkeypatch.setattr(timeline, "TRACEFS", fs)
     with pytest.raises(SystemExit, match="t.csv: no such file"):   # the command wrote none
         timeline.record(tmp_path / "out.txt", [sys.executable, "-c", "pass", "--csv", str(tmp_path / "t.csv")], 2)
-    assert (fs / "buffer_size_kb").read_text() == "7"
+    assert (fs / "buffer_size_kb").read_text() == "1408"   # the size it takes once used
     assert (fs / "trace_clock").read_text() == "local" and (fs / "tracing_on").read_text() == "1"
     assert all((fs / "events" / e / "enable").read_text() == "0" for e in timeline.EVENTS)
 
