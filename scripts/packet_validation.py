@@ -160,9 +160,10 @@ def testbed_runs(dirs: list[Path]) -> dict:
     """(topology, buffer, algorithm, block) -> run -> its timed calls' seconds"""
     runs: dict = {}
     for k, d in enumerate(dirs):
-        if not glob.glob(str(d / "tb_*_r*.csv")):
+        files = glob.glob(str(d / "tb_*_r*.csv"))
+        if not files:
             sys.exit(f"packet_validation: {d}: no testbed recording there ('record {d}' makes one)")
-        for f in glob.glob(str(d / "tb_*_r*.csv")):
+        for f in files:
             topo, buf, run = Path(f).stem.split("_")[1:4]
             for row in csv.DictReader(open(f)):
                 key = (topo, int(buf), row["algorithm"], int(row["msize_bytes"]))

@@ -266,8 +266,8 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
      * whenever the socket sends an ACK (SendEmptyPacket), undoing the
      * doubling while the peer's data keeps arriving; an ACK that brings
      * nothing new leaves Linux's timer as it was. */
-    Time rto_at_ack;          /* the RTO as the segment arrived (EstimateRtt runs first; taken at
-                                 ReceivedAck instead, it gave other figures: ns-3 sets it between), */
+    Time rto_at_ack;          /* the RTO as the segment arrived, as EstimateRtt finds it: after
+                                 what ReceivedAck set for this ACK, before NewAck and SendEmptyPacket, */
     bool rto_noted = false;   /* when it did */
     void EstimateRtt(const TcpHeader &h) override
     {
