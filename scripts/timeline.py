@@ -2,12 +2,21 @@
 """Where a call's time goes: timeouts and drops over a call, the emulated
 cluster's kernel beside the packet simulator.
 
-  timeline.py record OUT -- topocoll bench T --backend testbed ... --csv FILE
+  timeline.py record OUT [--tcp] -- topocoll bench T --backend testbed ... --csv FILE
         run the command (as root, on the testbed) with the kernel's TCP and
         drop tracepoints on (tracefs: tcp_cong_state_set, tcp_sendmsg_locked,
-        skb:kfree_skb) and write OUT in the simulator's --trace format
+        skb:kfree_skb) and write OUT in the simulator's --trace format; with
+        --tcp also each connection's ACKs, resends and state changes
+        (tcp_probe for ACKs without data, tcp_retransmit_skb), as the
+        simulator's --trace-tcp writes them
   timeline.py convert RAW CSV OUT [--untimed N] [--calls-from PREFIX]
         a tracefs dump (record keeps it as OUT.tracefs) read again
+  timeline.py tcp A B [--bin MS] [--mss BYTES]
+        per timed call, side by side, from traces with tcp lines: timeouts
+        (a connection entering loss) by the state it left and by bins of MS
+        milliseconds [100], how long loss lasted, resends, how many segments
+        each ACK reaching a sender acknowledged, and each connection's window
+        and slow-start threshold at its first ACK in a call
   timeline.py compare A B [--bin MS]
         per timed call, side by side: drops, timeouts and repeated timeouts
         (a connection's backed-off RTO) in bins of MS milliseconds from the
@@ -52,6 +61,7 @@ The simulator writes its trace itself: topocoll-packet --trace FILE
   start) and says so.
 """
 import argparse
+import bisect
 import collections
 import csv
 import json
@@ -65,6 +75,10 @@ from pathlib import Path
 
 TRACEFS = Path("/sys/kernel/tracing")
 EVENTS = ("tcp/tcp_cong_state_set", "tcp/tcp_sendmsg_locked", "skb/kfree_skb")
+TCP_EVENTS = ("tcp/tcp_probe", "tcp/tcp_retransmit_skb")   # record --tcp
+PROBE_FILTER = "data_len == 0"   # tcp_probe fires for every segment a socket takes in: keep the pure ACKs
+STATES = ("open", "disorder", "cwr", "recovery", "loss")   # TCP_CA_Open ... TCP_CA_Loss, ns-3's alike
+UNBOUNDED = 1 << 30   # a slow-start threshold this large (segments or bytes) is none yet: "inf"
 TCP_CA_LOSS = 4
 QUIET = 0.02             # seconds without a big send before a call's first
 WINDOW = 0.05            # seconds in which three in four ranks send at a call's start
@@ -87,12 +101,18 @@ def starts_of_sends(sends: list[tuple[float, str]]) -> list[float]:
     return starts
 
 
+def is_peer(addr: str) -> bool:
+    """A connection's far end is another machine (not the launcher's loopback, not a listener)"""
+    return bool(addr) and not addr.startswith("127.") and addr != "0.0.0.0"
+
+
 def kernel_events(text: str, blocks: list[int], starts: list[float] | None = None) -> list[str]:
     """A tracefs dump (mono clock) as trace lines; blocks: the CSV's rows'
     block sizes, in order; starts: the calls' starts, if known (else found
     from the sends)"""
     big = min(4096, min(blocks) // 2) if blocks else 4096
     sends, out, state = [], [], {}
+    tcp = "tcp_probe:" in text or "tcp_retransmit_skb:" in text   # recorded with --tcp
     for line in text.splitlines():
         m = LINE.match(line)
         if not m:
@@ -111,7 +131,19 @@ def kernel_events(text: str, blocks: list[int], starts: list[float] | None = Non
             new = int(f.get("cong_state", -1))
             if new == TCP_CA_LOSS:
                 out.append((t, f"timeout {conn} {'repeat' if state.get(conn) == TCP_CA_LOSS else 'first'}"))
+            if tcp and 0 <= new < len(STATES) and new != state.get(conn, 0) and is_peer(f.get("daddr", "")):
+                out.append((t, f"tcp {conn} state {STATES[new]}"))
             state[conn] = new
+        elif name == "tcp_probe" and tcp:
+            f = dict(re.findall(r"(\w+)=(\S+)", rest))
+            if f.get("data_len") == "0" and is_peer(f.get("dest", "").rsplit(":", 1)[0]):
+                ssthresh = int(f["ssthresh"])
+                out.append((t, f"tcp {f['src']}->{f['dest']} ack {int(f['snd_una'], 16)} {f['snd_cwnd']} "
+                               f"{'inf' if ssthresh >= UNBOUNDED else ssthresh}"))
+        elif name == "tcp_retransmit_skb" and tcp:
+            f = dict(re.findall(r"(\w+)=(\S+)", rest))
+            if is_peer(f.get("daddr", "")):
+                out.append((t, f"tcp {f.get('saddr')}:{f.get('sport')}->{f.get('daddr')}:{f.get('dport')} resend"))
     if starts is None:
         starts = starts_of_sends(sorted(sends))
     timed = len(blocks)
@@ -121,7 +153,7 @@ def kernel_events(text: str, blocks: list[int], starts: list[float] | None = Non
     return [f"{t:.9f} {what}" for t, what in sorted(out)]
 
 
-def record(out: Path, command: list[str], untimed: int) -> None:
+def record(out: Path, command: list[str], untimed: int, tcp: bool = False) -> None:
     if "--csv" not in command:
         sys.exit("timeline: the command needs --csv FILE (the timed calls' count and sizes)")
     csv_path = Path(command[command.index("--csv") + 1])
@@ -140,13 +172,18 @@ def record(out: Path, command: list[str], untimed: int) -> None:
     # it takes once used, which is what to put back)
     before = {name: re.findall(r"\d+", (TRACEFS / name).read_text())[-1] for name in ("tracing_on", "buffer_size_kb")}
     before["trace_clock"] = re.search(r"\[(\w+)\]", (TRACEFS / "trace_clock").read_text()).group(1)
-    enabled = {e: (TRACEFS / f"events/{e}/enable").read_text().strip() for e in EVENTS}
+    events = EVENTS + (TCP_EVENTS if tcp else ())
+    enabled = {e: (TRACEFS / f"events/{e}/enable").read_text().strip() for e in events}
+    probe_filter = TRACEFS / "events/tcp/tcp_probe/filter"
+    filter_before = probe_filter.read_text().strip() if tcp else "none"
     put("tracing_on", "0")
     put("trace", "")
     put("trace_clock", "mono")
     put("buffer_size_kb", "65536")
     try:
-        for e in EVENTS:
+        if tcp:
+            put("events/tcp/tcp_probe/filter", PROBE_FILTER)
+        for e in events:
             put(f"events/{e}/enable", "1")
         put("tracing_on", "1")
         rc = subprocess.run(command).returncode
@@ -156,6 +193,8 @@ def record(out: Path, command: list[str], untimed: int) -> None:
         put("tracing_on", "0")
         for e, was in enabled.items():
             put(f"events/{e}/enable", was)
+        if tcp:   # "none" reads back where no filter is set, "0" clears one
+            put("events/tcp/tcp_probe/filter", "0" if filter_before == "none" else filter_before)
         put("trace", "")
         for name in ("trace_clock", "buffer_size_kb", "tracing_on"):
             put(name, before[name])
@@ -308,6 +347,120 @@ def compare(a: Path, b: Path, bin_ms: float) -> None:
     line("total", [sum(v for (kind, _), v in h.items() if kind == k) for k in kinds for h in (ha, hb)])
 
 
+def read_tcp(path: Path) -> tuple[list[float], dict[str, list[tuple]]]:
+    """The timed calls' starts, and each connection's tcp lines in time
+    order: (time, "ack", una, cwnd, ssthresh or None), (time, "resend"),
+    (time, "state", name)"""
+    calls, conns = [], collections.defaultdict(list)
+    for n, line in enumerate(open(path), 1):
+        p = line.split()
+        if len(p) < 2:
+            continue
+        try:
+            t = float(p[0])
+        except ValueError:
+            sys.exit(f"timeline: {path}:{n}: not a time: {p[0]!r}")
+        if p[1] == "call" and p[-1] == "timed":
+            calls.append(t)
+        elif p[1] == "tcp":
+            try:
+                if len(p) == 7 and p[3] == "ack":
+                    ev = (t, "ack", int(p[4]), int(p[5]), None if p[6] == "inf" else int(p[6]))
+                elif len(p) == 4 and p[3] == "resend":
+                    ev = (t, "resend")
+                elif len(p) == 5 and p[3] == "state" and p[4] in STATES:
+                    ev = (t, "state", p[4])
+                else:
+                    raise ValueError
+            except ValueError:
+                sys.exit(f"timeline: {path}:{n}: not a tcp line: {line.strip()!r}")
+            conns[p[2]].append(ev)
+    if not calls:
+        sys.exit(f"timeline: {path}: no timed call")
+    if not conns:
+        sys.exit(f"timeline: {path}: no tcp lines (the simulator's --trace-tcp, or record --tcp, writes them)")
+    for evs in conns.values():
+        evs.sort(key=lambda e: e[0])
+    return calls, conns
+
+
+def tcp_summary(calls: list[float], conns: dict, bin_s: float, mss: int) -> dict:
+    """The figures `tcp` prints, a timed call"""
+    ends = calls[1:] + [float("inf")]
+
+    def call_of(t):
+        i = bisect.bisect_right(calls, t) - 1
+        return i if i >= 0 and t < ends[i] else None
+    loss_from, loss_bins, lasted, strides = collections.Counter(), collections.Counter(), [], collections.Counter()
+    resends, first_cwnd, first_ssthresh = 0, [], []
+    for evs in conns.values():
+        state, entered, una, seen = "open", None, None, set()
+        for ev in evs:
+            t, kind, k = ev[0], ev[1], call_of(ev[0])
+            if kind == "state":
+                if ev[2] == "loss" and state != "loss" and k is not None:
+                    loss_from[state if state in ("open", "recovery") else "other"] += 1
+                    loss_bins[int((t - calls[k]) / bin_s + 1e-9)] += 1
+                    entered = t
+                elif ev[2] != "loss" and entered is not None:
+                    lasted.append(t - entered)
+                    entered = None
+                state = ev[2]
+            elif kind == "resend":
+                resends += k is not None
+            else:
+                if una is not None and k is not None:
+                    advance = (ev[2] - una) % (1 << 32)
+                    if 0 < advance < UNBOUNDED:
+                        strides[min(5, -(-advance // mss))] += 1
+                una = ev[2]
+                if k is not None and k not in seen:
+                    seen.add(k)
+                    first_cwnd.append(ev[3])
+                    if ev[4] is not None:
+                        first_ssthresh.append(ev[4])
+    n = len(calls)
+    return {"calls": n, "loss": sum(loss_from.values()) / n, "loss_from": {k: v / n for k, v in loss_from.items()},
+            "loss_bins": {b: v / n for b, v in loss_bins.items()}, "lasted": lasted, "resends": resends / n,
+            "strides": strides, "first_cwnd": first_cwnd, "first_ssthresh": first_ssthresh}
+
+
+def tcp_compare(a: Path, b: Path, bin_ms: float, mss: int) -> None:
+    sa, sb = (tcp_summary(*read_tcp(p), bin_ms / 1e3, mss) for p in (a, b))
+    print(f"TCP a timed call: A = {a} ({sa['calls']} calls), B = {b} ({sb['calls']})")
+    print(f"{'':42} {'A':>12} {'B':>12}")
+
+    def row(label, fa, fb):
+        print(f"{label:42} {fa:>12} {fb:>12}")
+    row("timeouts (a connection entering loss)", f"{sa['loss']:.1f}", f"{sb['loss']:.1f}")
+    for k in ("open", "recovery", "other"):
+        row(f"  from {k}", f"{sa['loss_from'].get(k, 0):.1f}", f"{sb['loss_from'].get(k, 0):.1f}")
+    bins = sorted(set(sa["loss_bins"]) | set(sb["loss_bins"]))
+    for x in bins:
+        fa, fb = sa["loss_bins"].get(x, 0), sb["loss_bins"].get(x, 0)
+        if max(fa, fb) >= 0.05:
+            row(f"  at {x * bin_ms:g}-{(x + 1) * bin_ms:g} ms", f"{fa:.1f}", f"{fb:.1f}")
+
+    def spread(xs, scale=1.0, unit=""):
+        if not xs:
+            return "-"
+        return f"{quantile(xs, .5) * scale:.0f}/{quantile(xs, .9) * scale:.0f}{unit}"
+    row("loss lasted, median/90 %", spread(sa["lasted"], 1e3, " ms"), spread(sb["lasted"], 1e3, " ms"))
+    row("resends", f"{sa['resends']:.0f}", f"{sb['resends']:.0f}")
+    row("ACKs reaching senders", f"{sum(sa['strides'].values()) / sa['calls']:.0f}",
+        f"{sum(sb['strides'].values()) / sb['calls']:.0f}")
+    for k in range(1, 6):
+        share = [100 * s["strides"][k] / max(1, sum(s["strides"].values())) for s in (sa, sb)]
+        row(f"  acknowledging {k}{'+' if k == 5 else ''} segment{'' if k == 1 else 's'}",
+            f"{share[0]:.0f} %", f"{share[1]:.0f} %")
+
+    def quartiles(xs):
+        return "-" if not xs else f"{quantile(xs, .25):.0f}/{quantile(xs, .5):.0f}/{quantile(xs, .75):.0f}"
+    row("at a connection's first ACK in a call:", "", "")
+    row("  window, segments (quartiles)", quartiles(sa["first_cwnd"]), quartiles(sb["first_cwnd"]))
+    row("  slow-start threshold (quartiles)", quartiles(sa["first_ssthresh"]), quartiles(sb["first_ssthresh"]))
+
+
 def read_sends(source: str) -> dict[int, dict[int, list[tuple[float, float, int | None]]]]:
     """call -> rank -> the rank's sends (start, done, peer), by start: from a
     simulator --trace file (its exec lines) or a TOPOCOLL_TRACE prefix"""
@@ -420,6 +573,8 @@ def main() -> None:
     r.add_argument("out", type=Path)
     r.add_argument("command", nargs=argparse.REMAINDER)
     r.add_argument("--untimed", type=int, default=2, help="untimed calls a size (default %(default)s)")
+    r.add_argument("--tcp", action="store_true",
+                   help="also each connection's ACKs, resends and state changes (tcp_probe, tcp_retransmit_skb)")
     v = sub.add_parser("convert", help="a tracefs dump read again")
     v.add_argument("raw", type=Path)
     v.add_argument("csv", type=Path)
@@ -434,6 +589,11 @@ def main() -> None:
     e.add_argument("sources", nargs="+", metavar="TRACE", help="TOPOCOLL_TRACE prefix or simulator --trace file")
     e.add_argument("--calls", type=int, default=9, help="the last N calls of each (default %(default)s)")
     e.add_argument("--topology", help="sends by links crossed on this tree (rank r on machine r)")
+    p = sub.add_parser("tcp", help="two traces' TCP lines side by side: timeouts, resends, ACKs, windows")
+    p.add_argument("a", type=Path)
+    p.add_argument("b", type=Path)
+    p.add_argument("--bin", type=float, default=100.0, help="timeouts in bins of this width, ms (default %(default)s)")
+    p.add_argument("--mss", type=int, default=1448, help="bytes a segment, to count the ACKs' segments (default %(default)s)")
     n = sub.add_parser("counters", help="a testbed command's queue drops and TCP counters")
     n.add_argument("out", type=Path)
     n.add_argument("command", nargs=argparse.REMAINDER)
@@ -447,11 +607,15 @@ def main() -> None:
         if args.cmd == "counters":
             counters(args.out, command)
         else:
-            record(args.out, command, args.untimed)
+            record(args.out, command, args.untimed, args.tcp)
     elif args.cmd == "sends":
         if args.calls < 1:
             ap.error("--calls must be at least 1")
         sends(args.sources, args.calls, args.topology)
+    elif args.cmd == "tcp":
+        if args.bin <= 0 or args.mss < 1:
+            ap.error("--bin and --mss must be positive")
+        tcp_compare(args.a, args.b, args.bin, args.mss)
     elif args.cmd == "convert":
         convert(args.raw, args.csv, args.out, args.untimed, args.calls_from)
     else:

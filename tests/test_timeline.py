@@ -57,6 +57,98 @@ def test_kernel_trace_reads_as_calls_timeouts_and_drops():
     assert [w[0] for w in lines if w[1] == "drop"] == ["10.020000000"]
 
 
+def probe(t, conn, una, cwnd, ssthresh, data_len=0):
+    (sa, sp), (da, dp) = conn
+    return tracefs_line(t, "swapper/0", "tcp_probe",
+                        f"family=AF_INET src={sa}:{sp} dest={da}:{dp} mark=0x0 data_len={data_len} "
+                        f"snd_nxt={una + 2896:#x} snd_una={una:#x} snd_cwnd={cwnd} ssthresh={ssthresh} snd_wnd=65160 "
+                        f"srtt=236 rcv_wnd=64512 sock_cookie=2 skbaddr=000000007359c496 skaddr=000000004b6a3e78")
+
+
+def resend(t, conn):
+    (sa, sp), (da, dp) = conn
+    return tracefs_line(t, "alltoall_bench", "tcp_retransmit_skb",
+                        f"skbaddr=000000007662f57c skaddr=000000009bedf39e family=AF_INET sport={sp} dport={dp} "
+                        f"saddr={sa} daddr={da} saddrv6=::ffff:{sa} daddrv6=::ffff:{da} state=TCP_ESTABLISHED err=0")
+
+
+def test_kernel_trace_with_tcp_events_reads_as_the_simulators_tcp_lines():
+    """record --tcp's events: tcp_probe (an ACK without data reaching a
+    sender) as an ack line (snd_una in decimal, the threshold "inf" before a
+    loss sets one), tcp_retransmit_skb as resend, and every change of a
+    connection's congestion state to another machine as a state line; the
+    launcher's loopback connections and probes of segments with data are
+    left out.  Without those events no tcp line is written."""
+    a = (("10.123.0.6", 60815), ("10.123.0.13", 1024))
+    lo = (("127.0.0.1", 5000), ("127.0.0.1", 6000))
+    text = "\n".join([
+        send(10.000, 32768),
+        probe(10.001, a, 0x10, 10, 2147483647), probe(10.002, a, 0x5b0, 10, 2147483647, data_len=40),
+        probe(10.003, lo, 0x10, 10, 7),
+        state(10.004, a, 3), resend(10.0045, a), resend(10.005, lo),
+        state(10.010, a, 4), probe(10.200, a, 0xb60, 1, 5), state(10.201, a, 0), state(10.201, lo, 4),
+    ])
+    tcp = [l.split()[1:] for l in timeline.kernel_events(text, [32768]) if l.split()[1] == "tcp"]
+    c = "10.123.0.6:60815->10.123.0.13:1024"
+    assert tcp == [["tcp", c, "ack", "16", "10", "inf"], ["tcp", c, "state", "recovery"], ["tcp", c, "resend"],
+                   ["tcp", c, "state", "loss"], ["tcp", c, "ack", "2912", "1", "5"], ["tcp", c, "state", "open"]]
+    plain = [l for l in timeline.kernel_events("\n".join([send(10.0, 32768), state(10.004, a, 3)]), [32768])]
+    assert not any(" tcp " in l for l in plain)
+
+
+def tcp_trace(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(l + "\n" for l in lines))
+    return path
+
+
+def test_tcp_compares_timeouts_resends_acks_and_windows(tmp_path):
+    c, d = "10.0.0.1:49153->10.0.0.2:5000", "10.0.0.2:49153->10.0.0.1:5000"
+    a = tcp_trace(tmp_path / "a.trace", [
+        "0.0 call 0 65536 untimed", f"0.05 tcp {c} state loss",          # untimed: not counted
+        "1.0 call 1 65536 timed",
+        f"1.001 tcp {c} ack 1000 10 inf", f"1.002 tcp {c} ack 2448 10 inf",  # 1 segment
+        f"1.003 tcp {c} ack 5344 10 inf",                                    # 2
+        f"1.010 tcp {c} ack 9000 12 inf",                                    # 3 (2.5, rounded up)
+        f"1.020 tcp {c} state recovery", f"1.020 tcp {c} resend",
+        f"1.250 tcp {c} state loss", f"1.250 tcp {c} resend", f"1.256 tcp {c} state open",   # from recovery, 6 ms
+        f"1.300 tcp {d} ack 77 4 2",
+        "2.0 call 2 65536 timed",
+        f"2.001 tcp {c} ack 100000 3 2",                                     # 5+ (a call's first ACK too)
+        f"2.150 tcp {d} state loss", f"2.170 tcp {d} state open",           # from open, 20 ms
+    ])
+    b = tcp_trace(tmp_path / "b.trace", ["0.0 call 0 65536 timed", f"0.1 tcp {c} resend"])
+    s = timeline.tcp_summary(*timeline.read_tcp(a), 0.1, 1448)
+    assert s["calls"] == 2 and s["loss"] == 1.0 and s["loss_from"] == {"recovery": 0.5, "open": 0.5}
+    assert s["loss_bins"] == {2: 0.5, 1: 0.5}
+    assert [round(x, 3) for x in s["lasted"]] == [0.006, 0.02]
+    assert s["resends"] == 1.0
+    assert s["strides"] == {1: 1, 2: 1, 3: 1, 5: 1}
+    assert sorted(s["first_cwnd"]) == [3, 4, 10] and sorted(s["first_ssthresh"]) == [2, 2]
+    out = subprocess.run([sys.executable, str(SCRIPTS / "timeline.py"), "tcp", str(a), str(b)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    rows = {l[:42].strip(): l[42:].split() for l in out.stdout.splitlines()[2:]}
+    assert rows["timeouts (a connection entering loss)"] == ["1.0", "0.0"]
+    assert rows["at 200-300 ms"] == ["0.5", "0.0"] and rows["resends"] == ["1", "1"]
+    assert rows["acknowledging 5+ segments"] == ["25", "%", "0", "%"]
+
+
+def test_tcp_refuses_what_it_cannot_read(tmp_path):
+    def run(*args):
+        return subprocess.run([sys.executable, str(SCRIPTS / "timeline.py"), "tcp", *map(str, args)],
+                              capture_output=True, text=True)
+    plain = tcp_trace(tmp_path / "p.trace", ["0.0 call 0 1000 timed", "0.1 timeout x first"])
+    proc = run(plain, plain)
+    assert proc.returncode == 1 and "p.trace: no tcp lines" in proc.stderr and "Traceback" not in proc.stderr
+    bad = tcp_trace(tmp_path / "b.trace", ["0.0 call 0 1000 timed", "0.1 tcp x ack 1 2"])
+    proc = run(bad, plain)
+    assert proc.returncode == 1 and "b.trace:2: not a tcp line" in proc.stderr
+    bad.write_text("0.0 call 0 1000 timed\n0.1 tcp x state sleeping\n")
+    assert "b.trace:2: not a tcp line" in run(bad, plain).stderr
+    proc = run(plain, plain, "--mss", "0")
+    assert proc.returncode == 2 and "--bin and --mss must be positive" in proc.stderr
+
+
 def test_compare_counts_each_timed_call(tmp_path):
     a = tmp_path / "a.trace"
     a.write_text("0.0 call 0 1000 untimed\n0.1 timeout x first\n"
@@ -230,9 +322,10 @@ def test_convert_takes_the_calls_from_the_pmpi_trace(tmp_path):
 def fake_tracefs(root: Path, buffer_size: str) -> Path:
     """tracefs's files as record reads and writes them, before tracing has
     been used since boot (the buffer shown as "7 (expanded: 1408)")."""
-    for e in timeline.EVENTS:
+    for e in timeline.EVENTS + timeline.TCP_EVENTS:
         (root / "events" / e).mkdir(parents=True)
         (root / "events" / e / "enable").write_text("0\n")
+    (root / "events" / "tcp" / "tcp_probe" / "filter").write_text("none\n")
     (root / "trace").write_text("")
     (root / "tracing_on").write_text("1\n")
     (root / "trace_clock").write_text("[local] global counter uptime perf mono\n")
@@ -248,6 +341,24 @@ def test_record_puts_back_a_buffer_not_yet_expanded(tmp_path, monkeypatch):
     assert (fs / "buffer_size_kb").read_text() == "1408"   # the size it takes once used
     assert (fs / "trace_clock").read_text() == "local" and (fs / "tracing_on").read_text() == "1"
     assert all((fs / "events" / e / "enable").read_text() == "0" for e in timeline.EVENTS)
+
+
+def test_record_with_tcp_filters_the_probes_and_puts_everything_back(tmp_path, monkeypatch):
+    """record --tcp turns tcp_probe (kept to ACKs without data) and
+    tcp_retransmit_skb on while the command runs, and afterwards every event
+    off again and the probe's filter cleared, as they were."""
+    fs = fake_tracefs(tmp_path / "tracefs", "1410\n")
+    monkeypatch.setattr(timeline, "TRACEFS", fs)
+    seen = tmp_path / "seen"
+    probe_dir = fs / "events" / "tcp" / "tcp_probe"
+    look = (f"import pathlib; d = pathlib.Path({str(probe_dir)!r}); "
+            f"pathlib.Path({str(seen)!r}).write_text((d / 'enable').read_text() + ' ' + (d / 'filter').read_text())")
+    with pytest.raises(SystemExit, match="t.csv: no such file"):
+        timeline.record(tmp_path / "out.txt", [sys.executable, "-c", look, "--csv", str(tmp_path / "t.csv")], 2,
+                        tcp=True)
+    assert seen.read_text() == "1 " + timeline.PROBE_FILTER
+    assert (probe_dir / "filter").read_text() == "0"   # tracefs's word for no filter
+    assert all((fs / "events" / e / "enable").read_text() == "0" for e in timeline.EVENTS + timeline.TCP_EVENTS)
 
 
 def test_record_names_a_setting_it_cannot_write(tmp_path, monkeypatch):

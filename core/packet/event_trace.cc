@@ -10,6 +10,7 @@
 
 namespace {
 FILE *g_file = nullptr;
+bool g_tcp = false;
 }
 
 std::string event_trace_open(const std::string &path)
@@ -19,6 +20,10 @@ std::string event_trace_open(const std::string &path)
 }
 
 bool event_tracing() { return g_file != nullptr; }
+
+void event_trace_tcp(bool on) { g_tcp = on; }
+
+bool event_tracing_tcp() { return g_file != nullptr && g_tcp; }
 
 void event_trace(const char *fmt, ...)
 {

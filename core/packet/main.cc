@@ -75,6 +75,7 @@ struct options {
     bool progress = false;
     bool print_settings = false;   /* print the network's and TCP's settings as JSON and stop */
     std::string trace;             /* --trace FILE: call starts, timeouts and drops, a line each (event_trace.h) */
+    bool trace_tcp = false;        /* --trace-tcp: and each connection's ACKs, resends and states */
 };
 
 const size_t MAX_BLOCKS = 64;   /* sizes in one run, as the benchmark program takes */
@@ -165,6 +166,9 @@ const char *HELP =
     "                       sends are done, its syncs leave: TOPOCOLL_TRACE's), TCP timeout (first or repeat:\n"
     "                       the connection had not recovered from its last) and dropped packet, with the\n"
     "                       simulated time (scripts/timeline.py reads it beside the testbed's traces)\n"
+    "  --trace-tcp          with --trace: every connection's ACKs as they reach it (its unacknowledged byte,\n"
+    "                       window, threshold), its resends and its congestion state's changes, as the\n"
+    "                       kernel's tcp_probe, tcp_retransmit_skb and tcp_cong_state_set (timeline.py tcp)\n"
     "  --progress           lines on stderr as calls start (after 5 s of wall time) and every simulated second (after 30 s)\n"
     "  --corrupt-message K  flip a byte of the K-th message with data (tests the check)\n";
 
@@ -202,6 +206,7 @@ options parse(int argc, char **argv)
         if (a == "--check") { o.check = 1; continue; }
         if (a == "--no-check") { o.check = 0; continue; }
         if (a == "--progress") { o.progress = true; continue; }
+        if (a == "--trace-tcp") { o.trace_tcp = true; continue; }
         if (a == "--print-settings") { o.print_settings = true; continue; }
         if (i + 1 >= argc) usage_error(a + " needs a value");
         const char *v = argv[++i];
@@ -270,6 +275,7 @@ options parse(int argc, char **argv)
         else usage_error("unknown option " + a);
     }
     if (o.topology.empty() && !o.print_settings) usage_error("--topology FILE is required");
+    if (o.trace_tcp && o.trace.empty()) usage_error("--trace-tcp adds to a trace: give --trace FILE too");
     if (o.host_queue != "sparse-first" && o.host_queue != "fifo")
         usage_error("--host-queue: '" + o.host_queue + "'; valid: sparse-first, fifo");
     if (o.congestion != "cubic" && o.congestion != "newreno")
@@ -642,6 +648,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "topocoll-packet: error: %s\n", err.c_str());
             return 1;
         }
+        event_trace_tcp(o.trace_tcp);
     }
     sim_run_ranks([&](int me) {
         for (size_t b = 0; b < sizes; b++) {

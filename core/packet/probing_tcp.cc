@@ -55,6 +55,7 @@
 #include <algorithm>
 #include <list>
 #include <sstream>
+#include <string>
 #include <unordered_map>
 
 using namespace ns3;
@@ -184,6 +185,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         s->throttled = false;
         s->held = s->dup_acks = 0;
         s->held_timer = EventId();
+        s->traced_state = TcpSocketState::CA_OPEN;
         return s;
     }
 
@@ -204,7 +206,17 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     {
         restart_after_idle();
         sending scope(opt.small_queues ? this : nullptr);
+        const bool again = seq < m_tcb->m_highTxMark.Get();
         uint32_t n = TcpSocketBase::SendDataPacket(seq, maxSize, withAck);
+        if (n > 0 && again) trace_tcp("resend");
+        /* ns-3 keeps the pipe (m_bytesInFlight) as it stood before this
+         * segment, and SendPendingData's next CA_EVENT_TX_START test reads
+         * that: where arm() did not read it again (outside the open state,
+         * or without probes) a burst from an empty pipe told the congestion
+         * control twice that sending restarted after idle, and Linux's
+         * cubic moved its curve on twice.  Linux's packets_in_flight is
+         * current. */
+        BytesInFlight();
         if (opt.linux_rto && n > 0 && seq == m_txBuffer->HeadSequence() && seq < m_tcb->m_highTxMark.Get() &&
             m_tcb->m_congState == TcpSocketState::CA_RECOVERY)   /* tcp_xmit_retransmit_queue's rearm_timer */
             restart_rto();
@@ -238,6 +250,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     }
     void ReceivedAck(Ptr<Packet> p, const TcpHeader &h) override
     {
+        if (p->GetSize() == 0) trace_ack();
         const bool rack = opt.lost_retransmits || opt.rack_recovery;
         const uint32_t sacked = note_acknowledged(h.GetAckNumber());
         const SequenceNumber32 una = m_txBuffer->HeadSequence();
@@ -255,6 +268,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         if (rack) find_lost();
         if (opt.sndbuf_auto) grow_sndbuf();
         arm();
+        trace_state();
     }
     /* Linux's RTO (linux_rto): tcp_set_rto's srtt + max(4 x rttvar, the
      * minimum), in whole ticks (usecs_to_jiffies rounds up), where ns-3
@@ -301,17 +315,12 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         const uint32_t retries = m_dataRetrCount;
         const bool again = m_tcb->m_congState == TcpSocketState::CA_LOSS;   /* not recovered from the last one */
         TcpSocketBase::ReTxTimeout();
+        trace_state();
         if (keep) m_tcb->m_ssThresh = ssthresh;
         if (m_dataRetrCount == retries) return;   /* nothing was resent */
         if (m_tcb->m_ssThresh <= 2 * m_tcb->m_segmentSize) g_floor_timeouts++;
         if (again) g_repeat_timeouts++;
-        if (event_tracing() && m_endPoint) {
-            std::ostringstream local, peer;
-            m_endPoint->GetLocalAddress().Print(local);
-            m_endPoint->GetPeerAddress().Print(peer);
-            event_trace("timeout %s:%u->%s:%u %s", local.str().c_str(), (unsigned)m_endPoint->GetLocalPort(),
-                        peer.str().c_str(), (unsigned)m_endPoint->GetPeerPort(), again ? "repeat" : "first");
-        }
+        if (event_tracing() && m_endPoint) event_trace("timeout %s %s", conn_name().c_str(), again ? "repeat" : "first");
     }
     uint32_t AvailableWindow() const override
     {
@@ -441,6 +450,38 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     void send_again()
     {
         if (may_send()) SendPendingData(m_connected);
+    }
+
+    /* --trace-tcp's lines (event_trace.h) */
+    int traced_state = TcpSocketState::CA_OPEN;
+    std::string conn_name() const
+    {
+        std::ostringstream local, peer;
+        m_endPoint->GetLocalAddress().Print(local);
+        m_endPoint->GetPeerAddress().Print(peer);
+        return local.str() + ":" + std::to_string(m_endPoint->GetLocalPort()) + "->" + peer.str() + ":" +
+               std::to_string(m_endPoint->GetPeerPort());
+    }
+    void trace_tcp(const char *what, const std::string &rest = "") const
+    {
+        if (event_tracing_tcp() && m_endPoint)
+            event_trace("tcp %s %s%s", conn_name().c_str(), what, rest.c_str());
+    }
+    void trace_ack() const
+    {
+        if (!event_tracing_tcp()) return;
+        const uint32_t mss = m_tcb->m_segmentSize, ssthresh = m_tcb->m_ssThresh.Get();
+        trace_tcp("ack", " " + std::to_string(m_txBuffer->HeadSequence().GetValue()) + " " +
+                             std::to_string(m_tcb->m_cWnd.Get() / mss) + " " +
+                             (ssthresh >= 1u << 30 ? std::string("inf") : std::to_string(ssthresh / mss)));
+    }
+    void trace_state()
+    {
+        static const char *const names[] = {"open", "disorder", "cwr", "recovery", "loss"};
+        const int now = m_tcb->m_congState.Get();
+        if (now == traced_state || now < 0 || now > TcpSocketState::CA_LOSS) return;
+        traced_state = now;
+        trace_tcp("state", std::string(" ") + names[now]);
     }
 
     EventId probe_event;
@@ -620,6 +661,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
              * never sent again; the first unacknowledged segment instead
              * drew duplicate ACKs that started needless recoveries) */
             TcpSocketBase::SendDataPacket(last_seq, last_len, true);
+            trace_tcp("resend");
         } else {
             return;   /* nothing to send: the RTO stays */
         }
