@@ -174,8 +174,7 @@ def record(out: Path, command: list[str], untimed: int, tcp: bool = False) -> No
     before["trace_clock"] = re.search(r"\[(\w+)\]", (TRACEFS / "trace_clock").read_text()).group(1)
     events = EVENTS + (TCP_EVENTS if tcp else ())
     enabled = {e: (TRACEFS / f"events/{e}/enable").read_text().strip() for e in events}
-    probe_filter = TRACEFS / "events/tcp/tcp_probe/filter"
-    filter_before = probe_filter.read_text().strip() if tcp else "none"
+    filter_before = (TRACEFS / "events/tcp/tcp_probe/filter").read_text().strip() if tcp else "none"
     put("tracing_on", "0")
     put("trace", "")
     put("trace_clock", "mono")
@@ -282,7 +281,12 @@ def convert(raw: Path, csv_path: Path, out: Path, untimed: int, calls_from: str 
         sys.exit(f"timeline: {csv_path}: no such file (the bench's --csv, which says the timed calls)")
     rows = list(csv.DictReader(open(csv_path)))
     blocks = [int(r["msize_bytes"]) for r in rows]
-    lines = kernel_events(raw.read_text(), blocks, call_starts(calls_from) if calls_from else None)
+    text = raw.read_text()
+    kept = re.search(r"entries-in-buffer/entries-written: (\d+)/(\d+)", text)
+    if kept and int(kept.group(1)) < int(kept.group(2)):
+        print(f"timeline: warning: {raw}: the trace buffer overflowed, {kept.group(1)} of {kept.group(2)} events kept "
+              "(the earliest lost): trace fewer calls", file=sys.stderr)
+    lines = kernel_events(text, blocks, call_starts(calls_from) if calls_from else None)
     out.write_text("".join(l + "\n" for l in lines))
     calls = [float(l.split()[0]) for l in lines if " call " in l]
     want = len(blocks) + untimed * len(set(blocks))
@@ -599,7 +603,22 @@ def main() -> None:
     n.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     if args.cmd in ("counters", "record"):
-        command = args.command[1:] if args.command[:1] == ["--"] else args.command
+        command = args.command
+        if "--" in command:   # options after OUT (the command takes the rest of the line) come before --
+            head, command = command[:command.index("--")], command[command.index("--") + 1:]
+            if head and args.cmd == "counters":
+                ap.error(f"counters: unknown arguments before --: {' '.join(head)}")
+            if head:
+                late = argparse.ArgumentParser(prog="timeline.py record OUT", add_help=False)
+                late.add_argument("--untimed", type=int, default=args.untimed)
+                late.add_argument("--tcp", action="store_true", default=args.tcp)
+                try:
+                    more, unknown = late.parse_known_args(head)
+                except SystemExit:
+                    ap.error(f"record: bad options before --: {' '.join(head)}")
+                if unknown:
+                    ap.error(f"record: unknown arguments before --: {' '.join(unknown)}")
+                args.untimed, args.tcp = more.untimed, more.tcp
         if not command:
             ap.error(f"{args.cmd} needs a command after --")
         if os.geteuid() != 0:

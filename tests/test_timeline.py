@@ -319,6 +319,21 @@ def test_convert_takes_the_calls_from_the_pmpi_trace(tmp_path):
         ["11.500000000", "drop", "qdisc"], ["12.000000000", "call", "2", "32768", "timed"]]
 
 
+def test_convert_warns_of_a_buffer_that_overflowed(tmp_path):
+    """tracefs keeps the newest events when its buffer fills (the header
+    counts those kept against those written): convert says so."""
+    raw = tmp_path / "k.tracefs"
+    header = "# tracer: nop\n#\n# entries-in-buffer/entries-written: {}/{}   #P:2\n"
+    csv_path = tmp_path / "k.csv"
+    csv_path.write_text("msize_bytes,seconds\n32768,0.5\n")
+    for kept, written, warned in ((3, 3, False), (3, 90, True)):
+        raw.write_text(header.format(kept, written) + "\n".join([send(10.0, 32768), send(11.0, 32768), drop(11.5)]) + "\n")
+        proc = subprocess.run([sys.executable, str(SCRIPTS / "timeline.py"), "convert", str(raw), str(csv_path),
+                               str(tmp_path / "k.trace"), "--untimed", "1"], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        assert ("the trace buffer overflowed, 3 of 90 events kept" in proc.stderr) == warned, proc.stderr
+
+
 def fake_tracefs(root: Path, buffer_size: str) -> Path:
     """tracefs's files as record reads and writes them, before tracing has
     been used since boot (the buffer shown as "7 (expanded: 1408)")."""
@@ -359,6 +374,31 @@ def test_record_with_tcp_filters_the_probes_and_puts_everything_back(tmp_path, m
     assert seen.read_text() == "1 " + timeline.PROBE_FILTER
     assert (probe_dir / "filter").read_text() == "0"   # tracefs's word for no filter
     assert all((fs / "events" / e / "enable").read_text() == "0" for e in timeline.EVENTS + timeline.TCP_EVENTS)
+
+
+@pytest.mark.parametrize("argv, want", [
+    (["/tmp/o", "--tcp", "--", "b", "--csv", "f"], (["b", "--csv", "f"], 2, True)),   # after OUT, before --
+    (["--tcp", "/tmp/o", "--", "b"], (["b"], 2, True)),
+    (["/tmp/o", "--untimed", "1", "--tcp", "--", "b"], (["b"], 1, True)),
+    (["/tmp/o", "--", "b", "--tcp"], (["b", "--tcp"], 2, False)),                   # the command's own
+])
+def test_record_reads_its_options_before_the_command(argv, want, monkeypatch):
+    seen = {}
+    monkeypatch.setattr(timeline, "record", lambda out, cmd, untimed, tcp=False: seen.update(r=(cmd, untimed, tcp)))
+    monkeypatch.setattr(timeline.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(sys, "argv", ["timeline.py", "record", *argv])
+    timeline.main()
+    assert seen["r"] == want
+
+
+def test_record_names_what_it_does_not_know(capsys, monkeypatch):
+    monkeypatch.setattr(timeline.os, "geteuid", lambda: 0)
+    for argv, word in ((["record", "/tmp/o", "--bogus", "--", "b"], "record: unknown arguments before --: --bogus"),
+                       (["counters", "/tmp/o", "--tcp", "--", "b"], "counters: unknown arguments before --: --tcp")):
+        monkeypatch.setattr(sys, "argv", ["timeline.py", *argv])
+        with pytest.raises(SystemExit) as e:
+            timeline.main()
+        assert e.value.code == 2 and word in capsys.readouterr().err
 
 
 def test_record_names_a_setting_it_cannot_write(tmp_path, monkeypatch):
