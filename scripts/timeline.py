@@ -123,11 +123,14 @@ def kernel_events(text: str, blocks: list[int], starts: list[float] | None = Non
             left = re.search(r"msg_left (\d+)", rest)
             if comm.startswith("alltoall") and left and int(left.group(1)) >= big:
                 sends.append((t, pid))
-        elif name == "kfree_skb" and "QDISC_DROP" in rest:
-            out.append((t, "drop qdisc"))
-        elif name == "tcp_cong_state_set":
-            f = dict(re.findall(r"(\w+)=(\S+)", rest))
-            conn = f"{f.get('saddr')}:{f.get('sport')}->{f.get('daddr')}:{f.get('dport')}"
+            continue
+        if name == "kfree_skb":
+            if "QDISC_DROP" in rest:
+                out.append((t, "drop qdisc"))
+            continue
+        f = dict(re.findall(r"(\w+)=(\S+)", rest))
+        conn = f"{f.get('saddr')}:{f.get('sport')}->{f.get('daddr')}:{f.get('dport')}"   # tcp_probe: src, dest
+        if name == "tcp_cong_state_set":
             new = int(f.get("cong_state", -1))
             if new == TCP_CA_LOSS:
                 out.append((t, f"timeout {conn} {'repeat' if state.get(conn) == TCP_CA_LOSS else 'first'}"))
@@ -135,15 +138,12 @@ def kernel_events(text: str, blocks: list[int], starts: list[float] | None = Non
                 out.append((t, f"tcp {conn} state {STATES[new]}"))
             state[conn] = new
         elif name == "tcp_probe" and tcp:
-            f = dict(re.findall(r"(\w+)=(\S+)", rest))
             if f.get("data_len") == "0" and is_peer(f.get("dest", "").rsplit(":", 1)[0]):
                 ssthresh = int(f["ssthresh"])
                 out.append((t, f"tcp {f['src']}->{f['dest']} ack {int(f['snd_una'], 16)} {f['snd_cwnd']} "
                                f"{'inf' if ssthresh >= UNBOUNDED else ssthresh}"))
-        elif name == "tcp_retransmit_skb" and tcp:
-            f = dict(re.findall(r"(\w+)=(\S+)", rest))
-            if is_peer(f.get("daddr", "")):
-                out.append((t, f"tcp {f.get('saddr')}:{f.get('sport')}->{f.get('daddr')}:{f.get('dport')} resend"))
+        elif name == "tcp_retransmit_skb" and tcp and is_peer(f.get("daddr", "")):
+            out.append((t, f"tcp {conn} resend"))
     if starts is None:
         starts = starts_of_sends(sorted(sends))
     timed = len(blocks)
@@ -299,9 +299,10 @@ def convert(raw: Path, csv_path: Path, out: Path, untimed: int, calls_from: str 
               "says: the calls are misread; do not compare this trace", file=sys.stderr)
 
 
-def read(path: Path) -> tuple[list[float], list[tuple[float, str, str]]]:
-    """The timed calls' starts, and every event (time, kind, detail)"""
-    calls, events = [], []
+def read_trace(path: Path) -> tuple[list[float], list[tuple[int, float, list[str]]]]:
+    """A --trace file: the timed calls' starts, and every other line
+    (line number, time, its words)"""
+    calls, rows = [], []
     for n, line in enumerate(open(path), 1):
         p = line.split()
         if len(p) < 2:
@@ -310,14 +311,19 @@ def read(path: Path) -> tuple[list[float], list[tuple[float, str, str]]]:
             t = float(p[0])
         except ValueError:
             sys.exit(f"timeline: {path}:{n}: not a time: {p[0]!r}")
-        if p[1] == "call":
-            if p[-1] == "timed":
-                calls.append(t)
-        elif p[1] in ("timeout", "drop"):
-            events.append((t, p[1], p[-1]))
+        if p[1] != "call":
+            rows.append((n, t, p))
+        elif p[-1] == "timed":
+            calls.append(t)
     if not calls:
         sys.exit(f"timeline: {path}: no timed call")
-    return calls, events
+    return calls, rows
+
+
+def read(path: Path) -> tuple[list[float], list[tuple[float, str, str]]]:
+    """The timed calls' starts, and every event (time, kind, detail)"""
+    calls, rows = read_trace(path)
+    return calls, [(t, p[1], p[-1]) for _, t, p in rows if p[1] in ("timeout", "drop")]
 
 
 def per_call(calls: list[float], events, bin_s: float) -> dict:
@@ -355,18 +361,10 @@ def read_tcp(path: Path) -> tuple[list[float], dict[str, list[tuple]]]:
     """The timed calls' starts, and each connection's tcp lines in time
     order: (time, "ack", una, cwnd, ssthresh or None), (time, "resend"),
     (time, "state", name)"""
-    calls, conns = [], collections.defaultdict(list)
-    for n, line in enumerate(open(path), 1):
-        p = line.split()
-        if len(p) < 2:
-            continue
-        try:
-            t = float(p[0])
-        except ValueError:
-            sys.exit(f"timeline: {path}:{n}: not a time: {p[0]!r}")
-        if p[1] == "call" and p[-1] == "timed":
-            calls.append(t)
-        elif p[1] == "tcp":
+    calls, rows = read_trace(path)
+    conns = collections.defaultdict(list)
+    for n, t, p in rows:
+        if p[1] == "tcp":
             try:
                 if len(p) == 7 and p[3] == "ack":
                     ev = (t, "ack", int(p[4]), int(p[5]), None if p[6] == "inf" else int(p[6]))
@@ -377,10 +375,8 @@ def read_tcp(path: Path) -> tuple[list[float], dict[str, list[tuple]]]:
                 else:
                     raise ValueError
             except ValueError:
-                sys.exit(f"timeline: {path}:{n}: not a tcp line: {line.strip()!r}")
+                sys.exit(f"timeline: {path}:{n}: not a tcp line: {' '.join(p)!r}")
             conns[p[2]].append(ev)
-    if not calls:
-        sys.exit(f"timeline: {path}: no timed call")
     if not conns:
         sys.exit(f"timeline: {path}: no tcp lines (the simulator's --trace-tcp, or record --tcp, writes them)")
     for evs in conns.values():

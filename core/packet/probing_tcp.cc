@@ -217,7 +217,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
          * cubic moved its curve on twice.  Linux's packets_in_flight is
          * current. */
         BytesInFlight();
-        if (opt.linux_rto && n > 0 && seq == m_txBuffer->HeadSequence() && seq < m_tcb->m_highTxMark.Get() &&
+        if (opt.linux_rto && n > 0 && again && seq == m_txBuffer->HeadSequence() &&
             m_tcb->m_congState == TcpSocketState::CA_RECOVERY)   /* tcp_xmit_retransmit_queue's rearm_timer */
             restart_rto();
         validate_cwnd();
