@@ -5,7 +5,9 @@
         testbed: 3 x 4 and 2 x 8 machines, 100- and 32-packet ports, 32-256 KB,
         four algorithms, 9 timed calls a run, each run's starts recorded; each
         (algorithm, size) in a job of its own, or with --in-turn an algorithm's
-        sizes in one job, smallest first (as `topocoll bench` runs them)
+        sizes in one job, smallest first (as `topocoll bench` runs them);
+        ONLY=... (as for replay) records only those points, e.g. one point
+        20 runs deep: ONLY='444|32|pairwise|65536' ... record DIR --runs 20
   packet_validation.py replay DIR TAG [FLAGS...]
         simulate every recorded run with its starts, the way it was recorded
         (apart, or in turn on the same connections), its ranks sharing the
@@ -63,7 +65,19 @@ def topocoll(*args: str, **kw) -> subprocess.CompletedProcess:
     return proc
 
 
+def only() -> list[str]:
+    """ONLY's points: prefixes of TOPOLOGY|BUFFER|ALGORITHM|BLOCK (none: all)"""
+    return [o for o in os.environ.get("ONLY", "").split(",") if o]
+
+
+def wanted(points: list[str], topo: str, buf: int, alg: str, sizes) -> bool:
+    """a job (an algorithm's sizes on a topology and port buffer) runs if ONLY
+    is empty or names any of its points; an in-turn job runs whole"""
+    return not points or any(f"{topo}|{buf}|{alg}|{size}".startswith(o) for o in points for size in sizes)
+
+
 def record(d: Path, runs: int, in_turn: bool) -> None:
+    points = only()
     d.mkdir(parents=True, exist_ok=True)
     (d / ORDER).write_text("in-turn\n" if in_turn else "apart\n")
     (d / CORES).write_text(f"{os.cpu_count()}\n")
@@ -73,10 +87,13 @@ def record(d: Path, runs: int, in_turn: bool) -> None:
         for topo, spec in TOPOLOGIES.items():
             for buf in BUFFERS:
                 tag = f"{topo}_{buf}_r{run}"
-                print(f"record {tag}: load {os.getloadavg()[0]:.2f}", flush=True)
-                topocoll("testbed", "up", spec, "--buffer", str(buf), stdout=subprocess.DEVNULL)
                 jobs = [(alg, SIZES) for alg in ALGORITHMS] if in_turn else \
                     [(alg, (size,)) for alg in ALGORITHMS for size in SIZES]
+                jobs = [(alg, sizes) for alg, sizes in jobs if wanted(points, topo, buf, alg, sizes)]
+                if not jobs:
+                    continue
+                print(f"record {tag}: load {os.getloadavg()[0]:.2f}", flush=True)
+                topocoll("testbed", "up", spec, "--buffer", str(buf), stdout=subprocess.DEVNULL)
                 try:
                     with open(d / f"out_{tag}.txt", "w") as out:
                         for k, (alg, sizes) in enumerate(jobs):
@@ -122,7 +139,7 @@ def replay(d: Path, tag: str, flags: list[str]) -> None:
     from topocoll._core import Topology, TopocollError
     from topocoll.bench.packet import PacketBackend
     flags = host_cores(d, flags) + flags
-    only = [o for o in os.environ.get("ONLY", "").split(",") if o]   # points, e.g. 88|32|linear|32768
+    points = only()
     in_turn = not (d / ORDER).exists() or (d / ORDER).read_text().split() == ["in-turn"]
     jobs, backends = [], []
     for starts in sorted(glob.glob(str(d / "st_*_r*.txt"))):
@@ -131,10 +148,12 @@ def replay(d: Path, tag: str, flags: list[str]) -> None:
         backend = PacketBackend(spec, Topology.synthetic(spec), 1e8, 0.0, buffer=int(buf), starts=starts)
         backend.quiet = True
         backends.append(backend)
+        recorded = {tuple(line.split()[:2]) for line in open(starts) if line.strip() and not line.startswith("#")}
         for alg in ALGORITHMS:
             for sizes in [list(SIZES)] if in_turn else [[size] for size in SIZES]:
-                if only and not any(f"{topo}|{buf}|{alg}|{size}".startswith(o) for o in only for size in sizes):
-                    continue   # an in-turn job (all sizes) runs whole if any of its sizes is asked for
+                if not wanted(points, topo, int(buf), alg, sizes) or \
+                        not any((alg, str(size)) in recorded for size in sizes):   # a recording of some points
+                    continue
                 jobs.append((f"{topo}|{buf}|{run}|{alg}", backend, alg, sizes))
 
     def go(job):

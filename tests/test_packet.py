@@ -209,6 +209,9 @@ def test_print_settings_follow_the_options():
     assert own["linux_hystart"] and "Linux's HyStart" in packet.describe_model(own), own
     assert own["sack_compression"] and "Linux's SACK compression" in packet.describe_model(own), own
     assert "an ACK for every out-of-order segment" in packet.describe_model(settings("--sack-compression", "off"))
+    assert own["linux_prr"] and "Linux's rate reduction in recovery" in packet.describe_model(own), own
+    assert "ns-3's rate reduction in recovery" in packet.describe_model(settings("--linux-prr", "off"))
+    assert "--linux-prr" in settings("--linux-prr", "maybe", expect=2)
     assert "ns-3's HyStart" in packet.describe_model(settings("--linux-hystart", "off"))
     assert not own["forward_retransmits"] and own["sndbuf"] == 0 and own["rto_min_s"] == 0.2, own
     assert "TCP Cubic as Linux's" in packet.describe_model(own) and "send buffer autotuned" in packet.describe_model(own)
@@ -574,13 +577,14 @@ def test_rack_resends_a_lost_tail_at_once(tmp_path):
     time, each held by the receiver's 40 ms delayed ACK, or waits for the
     timeout.  linear on one switch of 4 machines, 64 KB through 4-frame
     ports: less time in recoveries, fewer timeouts, faster calls (with
-    ns-3's count of delivered segments, ns-3's HyStart and ns-3's ACK for
-    every out-of-order segment, the settings this was measured with, so
-    that RACK alone differs: at 4-frame ports a call turns on whether one
-    retransmission is lost, and any change of timing moves that)."""
+    ns-3's count of delivered segments, ns-3's HyStart, ns-3's ACK for
+    every out-of-order segment and ns-3's rate reduction, the settings this
+    was measured with, so that RACK alone differs: at 4-frame ports a call
+    turns on whether one retransmission is lost, and any change of timing
+    moves that)."""
     on, off = tcp_behaviour_on_and_off(tmp_path, "--rack-recovery", "4", "linear", "--block", "65536",
                                        "--buffer", "4", "--repetitions", "4", "--count-delivered", "off",
-                                       "--linux-hystart", "off", "--sack-compression", "off")
+                                       "--linux-hystart", "off", "--sack-compression", "off", "--linux-prr", "off")
     assert on["tcp_rack_lost"] > 0 and off["tcp_rack_lost"] == 0, (on, off)
     assert off["tcp_recoveries"] > 10 and 2 * on["tcp_recovery_s"] < off["tcp_recovery_s"], (on, off)
     assert on["tcp_timeouts"] < off["tcp_timeouts"], (on["tcp_timeouts"], off["tcp_timeouts"])
@@ -894,6 +898,21 @@ def test_linux_tlp_probes_in_the_timeouts_place(tmp_path, spec, block):
         return rec["tcp_timeouts"]
     on, off = run("on"), run("off")
     assert on < off, (on, off)
+
+
+def test_linux_prr_sizes_the_recovery_window(tmp_path):
+    """--linux-prr (on by default): a fast recovery's window as Linux's
+    proportional rate reduction sizes it, after the ACK's losses are
+    marked; off, ns-3's.  Both deliver every byte through 16-packet ports
+    that drop, the JSON says which ran, and the choice changes the run (the
+    recovery is really the one named)."""
+    def run(flag):
+        rec = simulate(tmp_path, "chain:4,4", "--algorithm", "pairwise", "--block", "32768", "--warmup", "1",
+                       "--repetitions", "3", "--buffer", "16", "--check", "--linux-prr", flag)
+        assert rec["bad_bytes"] == 0 and rec["linux_prr"] == (flag == "on"), rec
+        assert rec["drops_switch"] > 0 and rec["tcp_recoveries"] > 0, rec
+        return rec["tcp_recoveries"], rec["tcp_timeouts"], rec["times"]
+    assert run("on") != run("off")
 
 
 def _bench_packet(extra_env: dict, args: list[str]) -> subprocess.CompletedProcess:

@@ -129,3 +129,61 @@ def test_compare_names_a_missing_recording_or_replay(tmp_path):
         pv.compare([a, tmp_path / "missing"], ["t"])
     with pytest.raises(SystemExit, match="no testbed recording there"):
         pv.agreement(a, tmp_path / "missing")
+
+
+FAKE_BENCH = '''#!{python}
+import sys
+args = sys.argv[1:]
+with open({log!r}, "a") as f:
+    f.write(" ".join(args) + "\\n")
+if args[0] == "bench":
+    alg, size = args[args.index("--algorithms") + 1], int(args[args.index("--sizes") + 1][:-1]) * 1024
+    with open(args[args.index("--record-starts") + 1], "w") as f:
+        f.write("# starts\\n" + "".join(f"{{alg}} {{size}} {{k}} " + " ".join(["0.0"] * 16) + "\\n" for k in range(9)))
+    with open(args[args.index("--csv") + 1], "w") as f:
+        f.write("backend,topology,algorithm,ranks,msize_bytes,repetition,seconds\\n")
+        f.write("".join(f"testbed,chain:8,8,{{alg}},16,{{size}},{{k}},0.3\\n" for k in range(9)))
+'''
+
+
+def test_record_only_the_points_named(tmp_path):
+    """ONLY names points (prefixes of TOPOLOGY|BUFFER|ALGORITHM|BLOCK): record
+    brings up only the testbeds they need and runs only their jobs, --runs
+    deep, and a replay of that recording simulates only what it holds."""
+    log = tmp_path / "calls.txt"
+    fake = tmp_path / "bin" / "topocoll"
+    fake.parent.mkdir()
+    fake.write_text(FAKE_BENCH.format(python=sys.executable, log=str(log)))
+    fake.chmod(0o755)
+    rec = tmp_path / "rec"
+    proc = subprocess.run([sys.executable, spec.origin, "record", str(rec), "--runs", "2"],
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}", "ONLY": "88|32|pairwise|65536"})
+    assert proc.returncode == 0, proc.stderr
+    calls = log.read_text().splitlines()
+    assert [c for c in calls if c.startswith("testbed up")] == ["testbed up chain:8,8 --buffer 32"] * 2, calls
+    benches = [c for c in calls if c.startswith("bench")]
+    assert len(benches) == 2 and all("--sizes 64K --algorithms pairwise" in c for c in benches), benches
+    assert sorted(p.name for p in rec.glob("st_*.txt")) == ["st_88_32_r1.txt", "st_88_32_r2.txt"]
+    # a replay of it: the one point each run holds, though ONLY is not set now
+    seen = []
+
+    class Backend:
+        def __init__(self, *args, **kw):
+            self.quiet = False
+
+        def simulate(self, alg, sizes, reps, untimed, extra):
+            seen.append((alg, tuple(sizes)))
+            return [{"block": size, "times": [0.3] * reps} for size in sizes]
+
+        def close(self):
+            pass
+    import topocoll.bench.packet as packet
+    orig, packet.PacketBackend = packet.PacketBackend, Backend
+    try:
+        pv.replay(rec, "t", [])
+    finally:
+        packet.PacketBackend = orig
+    assert seen == [("pairwise", (65536,))] * 2, seen
+    assert sorted(json.loads((rec / "sim_t.json").read_text())["runs"]) == \
+        ["88|32|r1|pairwise|65536", "88|32|r2|pairwise|65536"]

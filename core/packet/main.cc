@@ -131,6 +131,10 @@ const char *HELP =
     "  --linux-tlp on|off   the tail loss probe's timer as Linux's: armed in the open state only, in\n"
     "                       the RTO's place where the RTO comes first, one probe outstanding, the RTO\n"
     "                       restarted from a probe; off: no probe where the RTO comes first [on]\n"
+    "  --linux-prr on|off   a fast recovery's window as Linux's proportional rate reduction sizes it:\n"
+    "                       after the ACK's losses are marked, reduced from the window before the\n"
+    "                       recovery, catching up on what it held back; off: ns-3's, sized before the\n"
+    "                       simulator's RACK marks the ACK's losses, which then go out on top [on]\n"
     "  --sack-compression on|off  the receiver compresses SACKs as Linux's: of the ACKs out-of-order\n"
     "                       segments call for at one point, three go at once, the rest wait min(1 ms,\n"
     "                       srtt / 20) and go as one (44 at most); off: each goes at once (ns-3's) [on]\n"
@@ -255,6 +259,7 @@ options parse(int argc, char **argv)
         else if (a == "--timeout-keeps-ssthresh") o.tcp.timeout_keeps_ssthresh = on_off(a.c_str(), v);
         else if (a == "--linux-rto") o.tcp.linux_rto = on_off(a.c_str(), v);
         else if (a == "--linux-tlp") o.tcp.linux_tlp = on_off(a.c_str(), v);
+        else if (a == "--linux-prr") o.tcp.linux_prr = on_off(a.c_str(), v);
         else if (a == "--sack-compression") o.tcp.sack_compression = on_off(a.c_str(), v);
         else if (a == "--pace-lead") o.pace_lead = number(a.c_str(), v);
         else if (a == "--pace-lead-share") o.pace_lead_share = number(a.c_str(), v);
@@ -479,7 +484,8 @@ std::string tcp_behaviours_json(const options &o)
         {"timeout_keeps_ssthresh", o.tcp.timeout_keeps_ssthresh}, {"rack_recovery", o.tcp.rack_recovery},
         {"linux_cubic", o.linux_cubic},         {"count_delivered", o.tcp.count_delivered},
         {"linux_hystart", o.tcp.linux_hystart}, {"linux_rto", o.tcp.linux_rto},
-        {"linux_tlp", o.tcp.linux_tlp},         {"sack_compression", o.tcp.sack_compression}};
+        {"linux_tlp", o.tcp.linux_tlp},         {"linux_prr", o.tcp.linux_prr},
+        {"sack_compression", o.tcp.sack_compression}};
     std::string json;
     for (const auto &[name, on] : flags) json += std::string(json.empty() ? "" : ", ") + "\"" + name + "\": " + (on ? "true" : "false");
     return json;

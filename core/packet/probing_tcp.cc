@@ -51,6 +51,7 @@
 
 #include "event_trace.h"
 #include "linux_cubic.h"
+#include "linux_prr.h"
 
 #include <algorithm>
 #include <list>
@@ -256,6 +257,8 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         const SequenceNumber32 una = m_txBuffer->HeadSequence();
         const uint32_t sacked_bytes = m_txBuffer->GetSacked();
         sacked_below = opt.count_delivered ? sacked : 0;
+        ack_una = una;
+        ack_lost = m_txBuffer->GetLost();
         TcpSocketBase::ReceivedAck(p, h);
         sacked_below = 0;
         const bool acked = m_txBuffer->HeadSequence() > una;
@@ -343,8 +346,18 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     {
         return limited || (m_tcb->m_cWnd < m_tcb->m_ssThresh && m_tcb->m_cWnd.Get() < 2 * max_out);
     }
+    SequenceNumber32 ack_una;   /* the ACK being processed: snd_una before it, */
+    uint32_t ack_lost = 0;      /* and the bytes marked lost */
+    /* the socket's parts of its congestion control and recovery, bound to it
+     * (again in a forked socket) */
     void bind_congestion_control()
     {
+        if (Ptr<topocoll::LinuxPrr> r = DynamicCast<topocoll::LinuxPrr>(m_recoveryOps))
+            r->before = [this] {
+                if (opt.lost_retransmits || opt.rack_recovery) mark_rack_lost();
+                BytesInFlight();   /* sets the tcb's, which the window is sized from */
+                return topocoll::LinuxPrr::ack_facts{m_txBuffer->HeadSequence() > ack_una, m_txBuffer->GetLost() > ack_lost};
+            };
         if (Ptr<topocoll::LinuxCubic> c = DynamicCast<topocoll::LinuxCubic>(m_congestionControl)) {
             c->may_grow = [this] { return cwnd_limited(); };
             c->linux_hystart = opt.linux_hystart;
@@ -530,10 +543,11 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
      * before one since delivered is lost; a retransmission (lost_retransmits)
      * in a fast recovery or after a timeout, a first transmission
      * (rack_recovery) in a fast recovery (after a timeout all are). */
-    void find_lost()
+    /* marks what RACK finds lost on this ACK; whether it found any */
+    bool mark_rack_lost()
     {
         const auto state = m_tcb->m_congState.Get();
-        if (state != TcpSocketState::CA_RECOVERY && state != TcpSocketState::CA_LOSS) return;
+        if (state != TcpSocketState::CA_RECOVERY && state != TcpSocketState::CA_LOSS) return false;
         const std::list<TcpTxItem *> &sent = sent_list(*m_txBuffer);
         for (TcpTxItem *item : sent)
             if (item->IsSacked()) delivered_sent = std::max(delivered_sent, item->GetLastSent());
@@ -546,10 +560,14 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
             else continue;
             mark_lost(*m_txBuffer, item);
         }
-        if (!again && !first) return;
         g_lost_retransmits += again;
         g_rack_lost += first;
-        SendPendingData(true);   /* as Linux does: they go again within the window (RFC 6675's NextSeg, rule 1) */
+        return again || first;
+    }
+    void find_lost()
+    {
+        if (mark_rack_lost())
+            SendPendingData(true);   /* as Linux does: they go again within the window (RFC 6675's NextSeg, rule 1) */
     }
 
     void grow_sndbuf()
@@ -699,9 +717,13 @@ Ptr<Socket> probing_tcp_socket(Ptr<Node> node, const probing_tcp_options &o)
     s->SetRtt(f.Create<RttEstimator>());
     f.SetTypeId(cc.Get());
     s->SetCongestionControlAlgorithm(f.Create<TcpCongestionOps>());
+    if (o.linux_prr) {
+        s->SetRecoveryAlgorithm(CreateObject<topocoll::LinuxPrr>());
+    } else {
+        f.SetTypeId(rec.Get());
+        s->SetRecoveryAlgorithm(f.Create<TcpRecoveryOps>());
+    }
     s->bind_congestion_control();
-    f.SetTypeId(rec.Get());
-    s->SetRecoveryAlgorithm(f.Create<TcpRecoveryOps>());
     l4->AddSocket(s);
     return s;
 }

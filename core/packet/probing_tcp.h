@@ -51,6 +51,10 @@ struct probing_tcp_options {
      * restarted from the probe; otherwise a probe due after the RTO is not
      * armed and the RTO fires */
     bool linux_tlp = true;
+    /* a fast recovery's window as Linux's proportional rate reduction sizes
+     * it, after the ACK's losses are marked (linux_prr.h); else ns-3's
+     * TcpPrrRecovery, before the simulator's RACK marks them */
+    bool linux_prr = true;
     /* the receiver compresses SACKs as Linux's (__tcp_ack_snd_check): of
      * the ACKs out-of-order segments call for at one point of the stream,
      * the first few go at once, the rest wait up to srtt / 20 and go as

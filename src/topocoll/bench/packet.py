@@ -66,6 +66,7 @@ def describe_model(m: dict) -> str:
              ("linux_hystart", "Linux's HyStart", "ns-3's HyStart"),
              ("linux_rto", "Linux's retransmission timer", "ns-3's retransmission timer"),
              ("linux_tlp", "Linux's loss probe timer", None),
+             ("linux_prr", "Linux's rate reduction in recovery", "ns-3's rate reduction in recovery"),
              ("sack_compression", "Linux's SACK compression", "an ACK for every out-of-order segment"),
              ("forward_retransmits", "forward retransmissions", "no forward retransmission"),
              ("timeout_keeps_ssthresh", "timeouts keep a recovery's ssthresh", None),
