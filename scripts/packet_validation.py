@@ -148,7 +148,8 @@ def replay(d: Path, tag: str, flags: list[str]) -> None:
         backend = PacketBackend(spec, Topology.synthetic(spec), 1e8, 0.0, buffer=int(buf), starts=starts)
         backend.quiet = True
         backends.append(backend)
-        recorded = {tuple(line.split()[:2]) for line in open(starts) if line.strip() and not line.startswith("#")}
+        recorded = {tuple(line.split()[:2]) for line in Path(starts).read_text().splitlines()
+                    if line.strip() and not line.startswith("#")}
         for alg in ALGORITHMS:
             for sizes in [list(SIZES)] if in_turn else [[size] for size in SIZES]:
                 if not wanted(points, topo, int(buf), alg, sizes) or \

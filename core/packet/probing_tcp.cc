@@ -252,7 +252,6 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     void ReceivedAck(Ptr<Packet> p, const TcpHeader &h) override
     {
         if (p->GetSize() == 0) trace_ack();
-        const bool rack = opt.lost_retransmits || opt.rack_recovery;
         const uint32_t sacked = note_acknowledged(h.GetAckNumber());
         const SequenceNumber32 una = m_txBuffer->HeadSequence();
         const uint32_t sacked_bytes = m_txBuffer->GetSacked();
@@ -268,7 +267,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
          * timeout.  An ACK of new data starts the count again. */
         if (acked) m_dataRetrCount = m_dataRetries;
         if (opt.linux_rto) linux_rto_after_ack(acked, m_txBuffer->GetSacked() > sacked_bytes);
-        if (rack) find_lost();
+        find_lost();
         if (opt.sndbuf_auto) grow_sndbuf();
         arm();
         trace_state();
@@ -354,7 +353,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     {
         if (Ptr<topocoll::LinuxPrr> r = DynamicCast<topocoll::LinuxPrr>(m_recoveryOps))
             r->before = [this] {
-                if (opt.lost_retransmits || opt.rack_recovery) mark_rack_lost();
+                mark_rack_lost();
                 BytesInFlight();   /* sets the tcb's, which the window is sized from */
                 return topocoll::LinuxPrr::ack_facts{m_txBuffer->HeadSequence() > ack_una, m_txBuffer->GetLost() > ack_lost};
             };
@@ -547,7 +546,8 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     bool mark_rack_lost()
     {
         const auto state = m_tcb->m_congState.Get();
-        if (state != TcpSocketState::CA_RECOVERY && state != TcpSocketState::CA_LOSS) return false;
+        if (!(opt.lost_retransmits || opt.rack_recovery) ||
+            (state != TcpSocketState::CA_RECOVERY && state != TcpSocketState::CA_LOSS)) return false;
         const std::list<TcpTxItem *> &sent = sent_list(*m_txBuffer);
         for (TcpTxItem *item : sent)
             if (item->IsSacked()) delivered_sent = std::max(delivered_sent, item->GetLastSent());
