@@ -7,7 +7,10 @@
         (algorithm, size) in a job of its own, or with --in-turn an algorithm's
         sizes in one job, smallest first (as `topocoll bench` runs them);
         ONLY=... (as for replay) records only those points, e.g. one point
-        20 runs deep: ONLY='444|32|pairwise|65536' ... record DIR --runs 20
+        20 runs deep: ONLY='444|32|pairwise|65536' ... record DIR --runs 20;
+        MCA='KEY=VALUE,...' passes Open MPI parameters to every job (bench
+        --mca; kept in DIR/mca), e.g. MCA=btl_tcp_sndbuf=131072 with a
+        replay given the same buffer (--sndbuf)
   packet_validation.py replay DIR TAG [FLAGS...]
         simulate every recorded run with its starts, the way it was recorded
         (apart, or in turn on the same connections), its ranks sharing the
@@ -54,6 +57,8 @@ UNTIMED = 2
 ORDER = "order"
 #: DIR/CORES: the recording host's cores, which the testbed's ranks shared
 CORES = "cores"
+#: DIR/MCA: the Open MPI parameters the recording passed (MCA=...), a line each
+MCA = "mca"
 
 
 def topocoll(*args: str, **kw) -> subprocess.CompletedProcess:
@@ -76,11 +81,24 @@ def wanted(points: list[str], topo: str, buf: int, alg: str, sizes) -> bool:
     return not points or any(f"{topo}|{buf}|{alg}|{size}".startswith(o) for o in points for size in sizes)
 
 
+def mca() -> list[str]:
+    """MCA's Open MPI parameters, KEY=VALUE each (none: Open MPI's defaults)"""
+    pairs = [kv.strip() for kv in os.environ.get("MCA", "").split(",") if kv.strip()]
+    for kv in pairs:
+        if "=" not in kv or not kv.split("=", 1)[0] or not kv.split("=", 1)[1]:
+            sys.exit(f"packet_validation: MCA: '{kv}' is not KEY=VALUE")
+    return pairs
+
+
 def record(d: Path, runs: int, in_turn: bool) -> None:
     points = only()
+    params = mca()
     d.mkdir(parents=True, exist_ok=True)
     (d / ORDER).write_text("in-turn\n" if in_turn else "apart\n")
     (d / CORES).write_text(f"{os.cpu_count()}\n")
+    if params:
+        (d / MCA).write_text("".join(f"{kv}\n" for kv in params))
+    mca_args = [a for kv in params for a in ("--mca", kv)]
     parts = d / "parts"
     parts.mkdir(exist_ok=True)
     for run in range(1, runs + 1):
@@ -100,7 +118,8 @@ def record(d: Path, runs: int, in_turn: bool) -> None:
                             topocoll("bench", spec, "--backend", "testbed", "--buffer", str(buf),
                                      "--sizes", ",".join(f"{s // 1024}K" for s in sizes), "--algorithms", alg,
                                      "--repetitions", str(REPETITIONS), "--record-starts", str(parts / f"st_{tag}_{k}.txt"),
-                                     "--csv", str(parts / f"tb_{tag}_{k}.csv"), stdout=out, stderr=subprocess.STDOUT)
+                                     "--csv", str(parts / f"tb_{tag}_{k}.csv"), *mca_args,
+                                     stdout=out, stderr=subprocess.STDOUT)
                 finally:
                     topocoll("testbed", "down", stdout=subprocess.DEVNULL)
                 merge([parts / f"st_{tag}_{k}.txt" for k in range(len(jobs))], d / f"st_{tag}.txt")

@@ -211,6 +211,10 @@ AS_SIMULATOR = {
     "tcp_loss_probes": "TcpExtTCPLossProbes",
     "tcp_lost_retransmits": "TcpExtTCPLostRetransmit",
     "retransmitted_segments": "TcpRetransSegs",
+    "tcp_hystart_train": "TcpExtTCPHystartTrainDetect",
+    "tcp_hystart_train_cwnd": "TcpExtTCPHystartTrainCwnd",
+    "tcp_hystart_delay": "TcpExtTCPHystartDelayDetect",
+    "tcp_hystart_delay_cwnd": "TcpExtTCPHystartDelayCwnd",
 }
 
 

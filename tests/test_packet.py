@@ -213,6 +213,9 @@ def test_print_settings_follow_the_options():
     assert "ns-3's rate reduction in recovery" in packet.describe_model(settings("--linux-prr", "off"))
     assert "--linux-prr" in settings("--linux-prr", "maybe", expect=2)
     assert "ns-3's HyStart" in packet.describe_model(settings("--linux-hystart", "off"))
+    assert own["ack_rtt"] and "HyStart on each ACK's round trip" in packet.describe_model(own), own
+    assert "HyStart on ns-3's smoothed RTT" in packet.describe_model(settings("--ack-rtt", "off"))
+    assert not settings("--linux-hystart", "off", "--ack-rtt", "on")["ack_rtt"]
     assert not own["forward_retransmits"] and own["sndbuf"] == 0 and own["rto_min_s"] == 0.2, own
     assert "TCP Cubic as Linux's" in packet.describe_model(own) and "send buffer autotuned" in packet.describe_model(own)
     ns3 = settings("--linux-cubic", "off", "--count-delivered", "on", "--small-queues", "off", "--sndbuf", "65536")
@@ -631,6 +634,25 @@ def test_linux_hystart_ends_slow_starts(tmp_path):
     rec = simulate(tmp_path, "4", "--algorithm", "pairwise", "--block", "262144", "--buffer", "100", "--warmup", "0",
                    "--repetitions", "1", "--check", "--linux-cubic", "off", "--linux-hystart", "on")
     assert rec["bad_bytes"] == 0 and not rec["linux_hystart"] and rec["tcp_hystart_exits"] == 0, rec
+
+
+def test_hystart_takes_each_acks_round_trip(tmp_path):
+    """Linux's HyStart takes each ACK's own round-trip sample (--ack-rtt on,
+    the default): its least RTT is a segment's, and a round's ACK train must
+    last half of it.  ns-3 hands the congestion control its smoothed RTT
+    (off), whose least is the handshake's, tens of microseconds, so the
+    train ended every slow start at its first round from 16 segments.
+    pairwise on one switch of 4 machines, 256 KB through 100-frame ports:
+    each connection's first slow start ends by the train, off at 16-20
+    segments, on at twice that on average; the exits are counted as the
+    kernel counts them (TCPHystartTrainDetect, TCPHystartTrainCwnd)."""
+    on, off = tcp_behaviour_on_and_off(tmp_path, "--ack-rtt", "4", "pairwise", "--buffer", "100")
+    for rec in (on, off):
+        assert rec["tcp_hystart_exits"] >= 12, rec
+        assert rec["tcp_hystart_train"] + rec["tcp_hystart_delay"] >= rec["tcp_hystart_exits"], rec
+    assert off["tcp_hystart_train_cwnd"] <= 20 * off["tcp_hystart_train"], off
+    assert on["tcp_hystart_train_cwnd"] + on["tcp_hystart_delay_cwnd"] >= \
+        32 * (on["tcp_hystart_train"] + on["tcp_hystart_delay"]), on
 
 
 def test_send_buffer_grows_with_the_window(tmp_path):

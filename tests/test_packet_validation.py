@@ -187,3 +187,26 @@ def test_record_only_the_points_named(tmp_path):
     assert seen == [("pairwise", (65536,))] * 2, seen
     assert sorted(json.loads((rec / "sim_t.json").read_text())["runs"]) == \
         ["88|32|r1|pairwise|65536", "88|32|r2|pairwise|65536"]
+
+
+def test_record_passes_open_mpi_parameters(tmp_path):
+    """MCA='KEY=VALUE,...' goes to every testbed job as bench --mca and is
+    kept with the recording; a malformed one stops before any testbed comes up."""
+    log = tmp_path / "calls.txt"
+    fake = tmp_path / "bin" / "topocoll"
+    fake.parent.mkdir()
+    fake.write_text(FAKE_BENCH.format(python=sys.executable, log=str(log)))
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}", "ONLY": "88|100|pairwise|262144"}
+    rec = tmp_path / "rec"
+    proc = subprocess.run([sys.executable, spec.origin, "record", str(rec), "--runs", "1"], capture_output=True,
+                          text=True, timeout=60, env={**env, "MCA": "btl_tcp_sndbuf=131072, btl_tcp_rcvbuf=0"})
+    assert proc.returncode == 0, proc.stderr
+    benches = [c for c in log.read_text().splitlines() if c.startswith("bench")]
+    assert len(benches) == 1 and benches[0].endswith("--mca btl_tcp_sndbuf=131072 --mca btl_tcp_rcvbuf=0"), benches
+    assert (rec / "mca").read_text() == "btl_tcp_sndbuf=131072\nbtl_tcp_rcvbuf=0\n"
+    log.unlink()
+    proc = subprocess.run([sys.executable, spec.origin, "record", str(tmp_path / "bad"), "--runs", "1"],
+                          capture_output=True, text=True, timeout=60, env={**env, "MCA": "btl_tcp_sndbuf"})
+    assert proc.returncode == 1 and "MCA: 'btl_tcp_sndbuf' is not KEY=VALUE" in proc.stderr, proc.stderr
+    assert not log.exists()

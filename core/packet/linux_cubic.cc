@@ -118,12 +118,12 @@ void LinuxCubic::PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked, cons
         TcpCubic::PktsAcked(tcb, segmentsAcked, rtt);
         return;
     }
-    /* ns-3 hands its latest RTT sample with every ACK (Linux none with an
-     * ACK that measured none): a repeated sample leaves the least RTT as it
-     * was and counts once more towards a round's 8 */
-    if (!rtt.IsStrictlyPositive()) return;
+    /* cubictcp_acked takes the ACK's own sample (rtt_sample); ns-3 passes
+     * its smoothed RTT, and with every call, several for one ACK */
+    const Time sample = rtt_sample ? rtt_sample() : rtt;
+    if (!sample.IsStrictlyPositive()) return;
     if (in_epoch && last_ack - epoch_start < SAMPLES_SKIPPED) return;
-    const uint32_t delay = std::max<uint32_t>(1, (uint32_t)rtt.GetMicroSeconds());
+    const uint32_t delay = std::max<uint32_t>(1, (uint32_t)sample.GetMicroSeconds());
     if (delay_min_us == 0 || delay < delay_min_us) delay_min_us = delay;
     if (!found && tcb->m_cWnd < tcb->m_ssThresh && tcb->GetCwndInSegments() >= HYSTART_LOW_WINDOW)
         hystart_update(tcb, delay);
@@ -142,20 +142,22 @@ void LinuxCubic::hystart_update(Ptr<TcpSocketState> tcb, uint32_t delay_us)
 {
     if (!round_begun || tcb->m_lastAckedSeq > end_seq) hystart_reset(tcb);
     const Time now = Simulator::Now();
+    bool train = false, delay = false;
     if (now - train_last <= HYSTART_ACK_DELTA) {   /* the ACK train */
         train_last = now;
         const double rate = pacing_rate ? pacing_rate() : 0;   /* hystart_ack_delay */
         const double ack_delay_us = rate > 0 ? std::min(1000.0, GSO_MAX_SIZE * 4 * 1e6 / rate) : 0;
-        if ((double)(now - round_start).GetMicroSeconds() > (delay_min_us + ack_delay_us) / 2) found = true;
+        train = (double)(now - round_start).GetMicroSeconds() > (delay_min_us + ack_delay_us) / 2;
     }
     curr_rtt_us = std::min(curr_rtt_us, delay_us);   /* the delay */
     if (sample_cnt < HYSTART_MIN_SAMPLES)
         sample_cnt++;
-    else if (curr_rtt_us > delay_min_us + std::clamp(delay_min_us >> 3, HYSTART_DELAY_MIN_US, HYSTART_DELAY_MAX_US))
+    else
+        delay = curr_rtt_us > delay_min_us + std::clamp(delay_min_us >> 3, HYSTART_DELAY_MIN_US, HYSTART_DELAY_MAX_US);
+    if (train || delay) {
         found = true;
-    if (found) {
         tcb->m_ssThresh = tcb->m_cWnd;
-        if (hystart_exit) hystart_exit();
+        if (hystart_exit) hystart_exit(train, delay, tcb->GetCwndInSegments());
     }
 }
 

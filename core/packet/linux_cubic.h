@@ -54,8 +54,13 @@ class LinuxCubic : public ns3::TcpCubic {
     std::function<uint32_t(uint32_t)> newly_delivered;
     /* HyStart as Linux's (above), else ns-3's */
     bool linux_hystart = false;
-    /* slow starts HyStart ended (Linux's), for the run's counters */
-    std::function<void()> hystart_exit;
+    /* a slow start HyStart ended (Linux's), for the run's counters: by the
+     * ACK train, by the delay (both can on one ACK, as Linux counts them:
+     * TCPHystartTrainDetect, TCPHystartDelayDetect), the window then in segments */
+    std::function<void(bool train, bool delay, uint32_t cwnd)> hystart_exit;
+    /* the ACK's round-trip sample as Linux's gets it (negative: the ACK
+     * gave none), once an ACK; none: the RTT ns-3 passes (its smoothed one) */
+    std::function<ns3::Time()> rtt_sample;
     /* the socket's pacing rate, bytes a second (HyStart's ACK allowance); none: 0 */
     std::function<double()> pacing_rate;
 

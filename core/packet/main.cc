@@ -110,6 +110,9 @@ const char *HELP =
     "                       counts again the segments SACKed before (after a timeout, a whole flight) [on]\n"
     "  --linux-hystart on|off  with Linux's cubic: HyStart as Linux's, its thresholds and no RTT sample in\n"
     "                       an avoidance epoch's first second; off: ns-3's, which ends more slow starts early [on]\n"
+    "  --ack-rtt on|off     with Linux's HyStart: each ACK's own round-trip sample (from the latest segment it\n"
+    "                       newly acknowledges or SACKs; none if it acknowledges a retransmission), as\n"
+    "                       Linux's cubic takes it; off: ns-3's smoothed RTT, whose least is the handshake's [on]\n"
     "  --rto-min S          TCP's minimum RTO, up to 60 s [0.2]\n"
     "  --delayed-ack S      how long a receiver holds the ACK of an odd segment, up to 1 s [0.04]\n"
     "  --loss-probes on|off Linux's tail loss probe and SACK loss detection (ns-3 has neither) [on]\n"
@@ -254,6 +257,7 @@ options parse(int argc, char **argv)
         else if (a == "--rack-recovery") o.tcp.rack_recovery = on_off(a.c_str(), v);
         else if (a == "--count-delivered") o.tcp.count_delivered = on_off(a.c_str(), v);
         else if (a == "--linux-hystart") o.tcp.linux_hystart = on_off(a.c_str(), v);
+        else if (a == "--ack-rtt") o.tcp.ack_rtt = on_off(a.c_str(), v);
         else if (a == "--small-queues") o.tcp.small_queues = on_off(a.c_str(), v);
         else if (a == "--forward-retransmits") o.tcp.forward_retransmits = on_off(a.c_str(), v);
         else if (a == "--timeout-keeps-ssthresh") o.tcp.timeout_keeps_ssthresh = on_off(a.c_str(), v);
@@ -287,6 +291,7 @@ options parse(int argc, char **argv)
         usage_error("--congestion: '" + o.congestion + "'; valid: cubic, newreno");
     if (o.congestion != "cubic") o.linux_cubic = false;   /* it replaces cubic only */
     if (!o.linux_cubic) o.tcp.count_delivered = o.tcp.linux_hystart = false;   /* parts of Linux's cubic */
+    if (!o.tcp.linux_hystart) o.tcp.ack_rtt = false;   /* the samples of Linux's HyStart */
     if (!o.tcp.probes) o.tcp.linux_tlp = false;   /* the probe's timer: no probe, no timer */
     if (o.pace != "auto" && o.pace != "on" && o.pace != "off") usage_error("--pace: '" + o.pace + "'; valid: auto, on, off");
     if (o.rto_min <= 0 || o.rto_min > 60) usage_error("--rto-min: must be in (0, 60] seconds");
@@ -485,7 +490,7 @@ std::string tcp_behaviours_json(const options &o)
         {"linux_cubic", o.linux_cubic},         {"count_delivered", o.tcp.count_delivered},
         {"linux_hystart", o.tcp.linux_hystart}, {"linux_rto", o.tcp.linux_rto},
         {"linux_tlp", o.tcp.linux_tlp},         {"linux_prr", o.tcp.linux_prr},
-        {"sack_compression", o.tcp.sack_compression}};
+        {"sack_compression", o.tcp.sack_compression}, {"ack_rtt", o.tcp.ack_rtt}};
     std::string json;
     for (const auto &[name, on] : flags) json += std::string(json.empty() ? "" : ", ") + "\"" + name + "\": " + (on ? "true" : "false");
     return json;
@@ -612,7 +617,7 @@ int main(int argc, char **argv)
         printf("], \"bottleneck_load\": %.0f, \"checked\": %s, \"bad_bytes\": %lld, \"drops_switch\": %llu, "
                "\"drops_host\": %llu, \"drops_device\": %llu, \"messages\": %llu, \"fragments\": %llu, \"rendezvous\": %llu, "
                "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_counted_before\": %llu, \"tcp_hystart_exits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"tcp_repeat_timeouts\": %llu, \"tcp_acks_compressed\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
-               "\"max_rss_mib\": %.1f, \"rendezvous_protocol\": \"%s\", \"skew\": %.9g, \"seed\": %llu, \"drops_by_port\": {",
+               "\"max_rss_mib\": %.1f, \"rendezvous_protocol\": \"%s\", \"skew\": %.9g, \"seed\": %llu, ",
                bound, check ? "true" : "false", bad_bytes[b], (unsigned long long)net.drops_switch,
                (unsigned long long)net.drops_host, (unsigned long long)net.drops_device, (unsigned long long)ss.messages, (unsigned long long)ss.fragments,
                (unsigned long long)ss.rendezvous, (unsigned long long)ss.wire_bytes, (unsigned long long)ss.timeouts, (unsigned long long)ss.recoveries,
@@ -621,6 +626,10 @@ int main(int argc, char **argv)
                (unsigned long long)probing_tcp_hystart_exits(), (unsigned long long)ss.recovery_timeouts, ss.recovery_s,
                (unsigned long long)probing_tcp_floor_timeouts(), (unsigned long long)probing_tcp_repeat_timeouts(), (unsigned long long)probing_tcp_acks_compressed(), connect_s, connect_drops, pl.native_choice,
                now - wall_mark, ru.ru_maxrss / 1024.0, o.rendezvous.c_str(), o.skew, o.seed);
+        const probing_tcp_hystart hy = probing_tcp_hystart_kinds();
+        printf("\"tcp_hystart_train\": %llu, \"tcp_hystart_train_cwnd\": %llu, \"tcp_hystart_delay\": %llu, "
+               "\"tcp_hystart_delay_cwnd\": %llu, \"drops_by_port\": {", (unsigned long long)hy.train, (unsigned long long)hy.train_cwnd,
+               (unsigned long long)hy.delay, (unsigned long long)hy.delay_cwnd);
         /* the switch ports that dropped most, most first */
         std::vector<const port_drops *> worst;
         for (const auto &pd : net.ports)

@@ -64,6 +64,7 @@ using namespace ns3;
 namespace {
 
 uint64_t g_probes = 0, g_lost_retransmits = 0, g_rack_lost = 0, g_floor_timeouts = 0, g_counted_before = 0, g_hystart_exits = 0, g_repeat_timeouts = 0, g_acks_compressed = 0;
+probing_tcp_hystart g_hystart;   /* HyStart's exits by kind, as the kernel counts them */
 small_queue_owner *g_sender = nullptr;   /* the socket whose data segment is on its way down the stack */
 
 /* g_sender for the scope of one data segment's send (ns-3 queues it synchronously) */
@@ -252,6 +253,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     void ReceivedAck(Ptr<Packet> p, const TcpHeader &h) override
     {
         if (p->GetSize() == 0) trace_ack();
+        ack_rtt = opt.ack_rtt ? rtt_of(h) : Time(-1);
         const uint32_t sacked = note_acknowledged(h.GetAckNumber());
         const SequenceNumber32 una = m_txBuffer->HeadSequence();
         const uint32_t sacked_bytes = m_txBuffer->GetSacked();
@@ -361,7 +363,17 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
             c->may_grow = [this] { return cwnd_limited(); };
             c->linux_hystart = opt.linux_hystart;
             c->pacing_rate = [this] { return pacing_rate(); };
-            c->hystart_exit = [] { g_hystart_exits++; };
+            c->hystart_exit = [](bool train, bool delay, uint32_t cwnd) {
+                g_hystart_exits++;
+                if (train) g_hystart.train++, g_hystart.train_cwnd += cwnd;
+                if (delay) g_hystart.delay++, g_hystart.delay_cwnd += cwnd;
+            };
+            if (opt.ack_rtt)
+                c->rtt_sample = [this] {
+                    const Time t = ack_rtt;
+                    ack_rtt = Time(-1);   /* one sample an ACK, however often ns-3 reports it */
+                    return t;
+                };
             c->newly_delivered = [this](uint32_t acked) {
                 const uint32_t again = std::min(acked, sacked_below);
                 sacked_below -= again;
@@ -517,6 +529,40 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         if (l4 && key_set) l4->connected.erase(key);
         if (l4 && listens && m_endPoint) l4->listening.erase(m_endPoint->GetLocalPort());
         key_set = listens = false;
+    }
+    /* The ACK's round-trip sample as Linux's congestion control gets it
+     * (tcp_clean_rtx_queue's ca_rtt_us): since the latest send among the
+     * segments it newly SACKs that were never sent again (last_sackt), else
+     * among those it newly acknowledges, and none if one of those was sent
+     * again (Karn's rule; here also one marked lost and not yet resent);
+     * negative: none.  ns-3 hands the congestion control its smoothed RTT
+     * instead, whose least was the handshake's (tens of microseconds), so
+     * HyStart's ACK train ended nearly every slow start at its first
+     * round of 16 segments. */
+    Time ack_rtt = Time(-1);
+    Time rtt_of(const TcpHeader &h)
+    {
+        const SequenceNumber32 ack = h.GetAckNumber();
+        TcpOptionSack::SackList blocks;
+        if (h.HasOption(TcpOption::SACK))
+            blocks = DynamicCast<const TcpOptionSack>(h.GetOption(TcpOption::SACK))->GetSackList();
+        Time acked = Time(-1), sacked = Time(-1);
+        bool retransmitted = false;
+        SequenceNumber32 seq = m_txBuffer->HeadSequence();
+        for (TcpTxItem *item : sent_list(*m_txBuffer)) {
+            const SequenceNumber32 end = seq + item->GetSeqSize();
+            const bool again = item->m_retrans || item->*member(ItemLost());
+            if (end <= ack) {
+                if (again) retransmitted = true;
+                else if (!item->IsSacked()) acked = std::max(acked, item->GetLastSent());
+            } else if (!item->IsSacked() && !again) {
+                for (const auto &b : blocks)
+                    if (b.first <= seq && end <= b.second) sacked = std::max(sacked, item->GetLastSent());
+            }
+            seq = end;
+        }
+        const Time sent = sacked.IsPositive() ? sacked : retransmitted ? Time(-1) : acked;
+        return sent.IsPositive() ? Simulator::Now() - sent : Time(-1);
     }
     Time delivered_sent = Seconds(-1);   /* RACK's clock: the latest send time of a segment delivered */
     uint32_t sacked_below = 0;           /* segments the ACK in hand acknowledges that were SACKed before */
@@ -735,7 +781,12 @@ uint64_t probing_tcp_lost_retransmits() { return g_lost_retransmits; }
 uint64_t probing_tcp_rack_lost() { return g_rack_lost; }
 uint64_t probing_tcp_counted_before() { return g_counted_before; }
 uint64_t probing_tcp_hystart_exits() { return g_hystart_exits; }
+probing_tcp_hystart probing_tcp_hystart_kinds() { return g_hystart; }
 uint64_t probing_tcp_floor_timeouts() { return g_floor_timeouts; }
 uint64_t probing_tcp_repeat_timeouts() { return g_repeat_timeouts; }
 uint64_t probing_tcp_acks_compressed() { return g_acks_compressed; }
-void probing_tcp_reset() { g_probes = g_lost_retransmits = g_rack_lost = g_floor_timeouts = g_counted_before = g_hystart_exits = g_repeat_timeouts = g_acks_compressed = 0; }
+void probing_tcp_reset()
+{
+    g_probes = g_lost_retransmits = g_rack_lost = g_floor_timeouts = g_counted_before = g_hystart_exits = g_repeat_timeouts = g_acks_compressed = 0;
+    g_hystart = {};
+}

@@ -36,6 +36,10 @@ struct probing_tcp_options {
      * ns-3's (linux_cubic.h; its exits come to the testbed kernel's count,
      * docs/results/2026-11-29-packet-host-cores.md) */
     bool linux_hystart = true;
+    /* Linux's HyStart takes each ACK's own round-trip sample (probing_tcp.cc:
+     * rtt_of), as Linux's cubic does; else the RTT ns-3 hands the congestion
+     * control, its smoothed one */
+    bool ack_rtt = true;
     /* the retransmission timer as Linux's: srtt + max(4 x rttvar, the
      * minimum) in whole ticks of LINUX_TICK_NS, and restarted when a fast
      * recovery resends the first unacknowledged segment
@@ -117,6 +121,13 @@ uint64_t probing_tcp_probes();   /* probes sent, all sockets, since the last res
 uint64_t probing_tcp_lost_retransmits();   /* lost retransmissions found and sent again, likewise */
 uint64_t probing_tcp_rack_lost();   /* first transmissions RACK found lost in a fast recovery, likewise */
 uint64_t probing_tcp_hystart_exits();     /* slow starts Linux's HyStart ended, likewise */
+/* those exits as the kernel counts them (TCPHystartTrainDetect, -TrainCwnd,
+ * -DelayDetect, -DelayCwnd): by the ACK train, by the delay (one exit can
+ * count in both), and the windows then summed, in segments */
+struct probing_tcp_hystart {
+    uint64_t train = 0, train_cwnd = 0, delay = 0, delay_cwnd = 0;
+};
+probing_tcp_hystart probing_tcp_hystart_kinds();
 uint64_t probing_tcp_counted_before();   /* acknowledged segments SACKed before, not counted again to the window, likewise */
 uint64_t probing_tcp_floor_timeouts();   /* timeouts after which the slow-start threshold is at its floor, 2 segments */
 uint64_t probing_tcp_repeat_timeouts();   /* timeouts of a connection not recovered from its last one (its backed-off RTO) */

@@ -64,6 +64,7 @@ def describe_model(m: dict) -> str:
              ("rack_recovery", "RACK in fast recovery", "ns-3's fast recovery"),
              ("count_delivered", "the window grown by what an ACK delivers", None),
              ("linux_hystart", "Linux's HyStart", "ns-3's HyStart"),
+             ("ack_rtt", "HyStart on each ACK's round trip", "HyStart on ns-3's smoothed RTT"),
              ("linux_rto", "Linux's retransmission timer", "ns-3's retransmission timer"),
              ("linux_tlp", "Linux's loss probe timer", None),
              ("linux_prr", "Linux's rate reduction in recovery", "ns-3's rate reduction in recovery"),
@@ -71,7 +72,8 @@ def describe_model(m: dict) -> str:
              ("forward_retransmits", "forward retransmissions", "no forward retransmission"),
              ("timeout_keeps_ssthresh", "timeouts keep a recovery's ssthresh", None),
              ("small_queues", "TCP small queues", "no TCP small queues")]
-    parts += [said for said in (on if m[key] else off for key, on, off in flags) if said]
+    parts += [said for said in (on if m[key] else off for key, on, off in flags
+                                if key != "ack_rtt" or m["linux_hystart"]) if said]   # samples of Linux's HyStart
     parts.append("send buffer autotuned" if m["sndbuf"] == 0 else f"send buffer {m['sndbuf']} bytes")
     if m["host_cores"]:
         parts.append(f"{m['host_cores']} host cores shared")
