@@ -640,8 +640,8 @@ def test_hystart_takes_each_acks_round_trip(tmp_path):
     """Linux's HyStart takes each ACK's own round-trip sample (--ack-rtt on,
     the default): its least RTT is a segment's, and a round's ACK train must
     last half of it.  ns-3 hands the congestion control its smoothed RTT
-    (off), whose least is the handshake's, tens of microseconds, so the
-    train ended every slow start at its first round from 16 segments.
+    (off) at every call, several for one ACK, and the train ended slow
+    starts early.
     pairwise on one switch of 4 machines, 256 KB through 100-frame ports:
     each connection's first slow start ends by the train, off at 16-20
     segments, on at twice that on average; the exits are counted as the

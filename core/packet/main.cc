@@ -112,7 +112,7 @@ const char *HELP =
     "                       an avoidance epoch's first second; off: ns-3's, which ends more slow starts early [on]\n"
     "  --ack-rtt on|off     with Linux's HyStart: each ACK's own round-trip sample (from the latest segment it\n"
     "                       newly acknowledges or SACKs; none if it acknowledges a retransmission), as\n"
-    "                       Linux's cubic takes it; off: ns-3's smoothed RTT, whose least is the handshake's [on]\n"
+    "                       Linux's cubic takes it; off: ns-3's smoothed RTT, at every call (several an ACK) [on]\n"
     "  --rto-min S          TCP's minimum RTO, up to 60 s [0.2]\n"
     "  --delayed-ack S      how long a receiver holds the ACK of an odd segment, up to 1 s [0.04]\n"
     "  --loss-probes on|off Linux's tail loss probe and SACK loss detection (ns-3 has neither) [on]\n"

@@ -536,9 +536,10 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
      * among those it newly acknowledges, and none if one of those was sent
      * again (Karn's rule; here also one marked lost and not yet resent);
      * negative: none.  ns-3 hands the congestion control its smoothed RTT
-     * instead, whose least was the handshake's (tens of microseconds), so
-     * HyStart's ACK train ended nearly every slow start at its first
-     * round of 16 segments. */
+     * instead, at every call (several for one ACK, and for ACKs that give
+     * Linux no sample), and HyStart's ACK train ended slow starts early:
+     * at 24 segments on average where the kernel's end at 30 (pairwise,
+     * 2 x 8, 256 KB; docs/results/2026-12-01-packet-send-buffers.md). */
     Time ack_rtt = Time(-1);
     Time rtt_of(const TcpHeader &h)
     {
