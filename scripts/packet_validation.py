@@ -82,10 +82,15 @@ def wanted(points: list[str], topo: str, buf: int, alg: str, sizes) -> bool:
 
 
 def mca() -> list[str]:
-    """MCA's Open MPI parameters, KEY=VALUE each (none: Open MPI's defaults)"""
+    """MCA's Open MPI parameters, KEY=VALUE each (none: Open MPI's
+    defaults), checked as the testbed checks --mca"""
+    from topocoll._core import TopocollError
+    from topocoll.testbed.mpi import mca_params
     pairs = [kv.strip() for kv in os.environ.get("MCA", "").split(",") if kv.strip()]
     for kv in pairs:
-        if "=" not in kv or not kv.split("=", 1)[0] or not kv.split("=", 1)[1]:
+        try:
+            mca_params([kv])
+        except TopocollError:
             sys.exit(f"packet_validation: MCA: '{kv}' is not KEY=VALUE")
     return pairs
 

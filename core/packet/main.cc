@@ -614,6 +614,7 @@ int main(int argc, char **argv)
             printf("%s%.9g", k ? ", " : "", *std::max_element(t.begin(), t.end()));
         }
         const double now = wall_now();
+        const probing_tcp_hystart hy = probing_tcp_hystart_counts();
         printf("], \"bottleneck_load\": %.0f, \"checked\": %s, \"bad_bytes\": %lld, \"drops_switch\": %llu, "
                "\"drops_host\": %llu, \"drops_device\": %llu, \"messages\": %llu, \"fragments\": %llu, \"rendezvous\": %llu, "
                "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_counted_before\": %llu, \"tcp_hystart_exits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"tcp_repeat_timeouts\": %llu, \"tcp_acks_compressed\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
@@ -623,10 +624,9 @@ int main(int argc, char **argv)
                (unsigned long long)ss.rendezvous, (unsigned long long)ss.wire_bytes, (unsigned long long)ss.timeouts, (unsigned long long)ss.recoveries,
                (unsigned long long)probing_tcp_probes(), (unsigned long long)probing_tcp_lost_retransmits(),
                (unsigned long long)probing_tcp_rack_lost(), (unsigned long long)probing_tcp_counted_before(),
-               (unsigned long long)probing_tcp_hystart_exits(), (unsigned long long)ss.recovery_timeouts, ss.recovery_s,
+               (unsigned long long)hy.exits, (unsigned long long)ss.recovery_timeouts, ss.recovery_s,
                (unsigned long long)probing_tcp_floor_timeouts(), (unsigned long long)probing_tcp_repeat_timeouts(), (unsigned long long)probing_tcp_acks_compressed(), connect_s, connect_drops, pl.native_choice,
                now - wall_mark, ru.ru_maxrss / 1024.0, o.rendezvous.c_str(), o.skew, o.seed);
-        const probing_tcp_hystart hy = probing_tcp_hystart_kinds();
         printf("\"tcp_hystart_train\": %llu, \"tcp_hystart_train_cwnd\": %llu, \"tcp_hystart_delay\": %llu, "
                "\"tcp_hystart_delay_cwnd\": %llu, \"drops_by_port\": {", (unsigned long long)hy.train, (unsigned long long)hy.train_cwnd,
                (unsigned long long)hy.delay, (unsigned long long)hy.delay_cwnd);

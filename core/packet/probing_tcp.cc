@@ -63,8 +63,8 @@ using namespace ns3;
 
 namespace {
 
-uint64_t g_probes = 0, g_lost_retransmits = 0, g_rack_lost = 0, g_floor_timeouts = 0, g_counted_before = 0, g_hystart_exits = 0, g_repeat_timeouts = 0, g_acks_compressed = 0;
-probing_tcp_hystart g_hystart;   /* HyStart's exits by kind, as the kernel counts them */
+uint64_t g_probes = 0, g_lost_retransmits = 0, g_rack_lost = 0, g_floor_timeouts = 0, g_counted_before = 0, g_repeat_timeouts = 0, g_acks_compressed = 0;
+probing_tcp_hystart g_hystart;   /* HyStart's exits, and by kind as the kernel counts them */
 small_queue_owner *g_sender = nullptr;   /* the socket whose data segment is on its way down the stack */
 
 /* g_sender for the scope of one data segment's send (ns-3 queues it synchronously) */
@@ -364,7 +364,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
             c->linux_hystart = opt.linux_hystart;
             c->pacing_rate = [this] { return pacing_rate(); };
             c->hystart_exit = [](bool train, bool delay, uint32_t cwnd) {
-                g_hystart_exits++;
+                g_hystart.exits++;
                 if (train) g_hystart.train++, g_hystart.train_cwnd += cwnd;
                 if (delay) g_hystart.delay++, g_hystart.delay_cwnd += cwnd;
             };
@@ -781,13 +781,12 @@ uint64_t probing_tcp_probes() { return g_probes; }
 uint64_t probing_tcp_lost_retransmits() { return g_lost_retransmits; }
 uint64_t probing_tcp_rack_lost() { return g_rack_lost; }
 uint64_t probing_tcp_counted_before() { return g_counted_before; }
-uint64_t probing_tcp_hystart_exits() { return g_hystart_exits; }
-probing_tcp_hystart probing_tcp_hystart_kinds() { return g_hystart; }
+probing_tcp_hystart probing_tcp_hystart_counts() { return g_hystart; }
 uint64_t probing_tcp_floor_timeouts() { return g_floor_timeouts; }
 uint64_t probing_tcp_repeat_timeouts() { return g_repeat_timeouts; }
 uint64_t probing_tcp_acks_compressed() { return g_acks_compressed; }
 void probing_tcp_reset()
 {
-    g_probes = g_lost_retransmits = g_rack_lost = g_floor_timeouts = g_counted_before = g_hystart_exits = g_repeat_timeouts = g_acks_compressed = 0;
+    g_probes = g_lost_retransmits = g_rack_lost = g_floor_timeouts = g_counted_before = g_repeat_timeouts = g_acks_compressed = 0;
     g_hystart = {};
 }

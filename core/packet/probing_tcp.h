@@ -120,14 +120,14 @@ const char *probing_tcp_l4(bool hash);
 uint64_t probing_tcp_probes();   /* probes sent, all sockets, since the last reset */
 uint64_t probing_tcp_lost_retransmits();   /* lost retransmissions found and sent again, likewise */
 uint64_t probing_tcp_rack_lost();   /* first transmissions RACK found lost in a fast recovery, likewise */
-uint64_t probing_tcp_hystart_exits();     /* slow starts Linux's HyStart ended, likewise */
-/* those exits as the kernel counts them (TCPHystartTrainDetect, -TrainCwnd,
- * -DelayDetect, -DelayCwnd): by the ACK train, by the delay (one exit can
- * count in both), and the windows then summed, in segments */
+/* slow starts Linux's HyStart ended, likewise; and as the kernel counts
+ * them (TCPHystartTrainDetect, -TrainCwnd, -DelayDetect, -DelayCwnd): by
+ * the ACK train, by the delay (one exit can count in both), and the
+ * windows then summed, in segments */
 struct probing_tcp_hystart {
-    uint64_t train = 0, train_cwnd = 0, delay = 0, delay_cwnd = 0;
+    uint64_t exits = 0, train = 0, train_cwnd = 0, delay = 0, delay_cwnd = 0;
 };
-probing_tcp_hystart probing_tcp_hystart_kinds();
+probing_tcp_hystart probing_tcp_hystart_counts();
 uint64_t probing_tcp_counted_before();   /* acknowledged segments SACKed before, not counted again to the window, likewise */
 uint64_t probing_tcp_floor_timeouts();   /* timeouts after which the slow-start threshold is at its floor, 2 segments */
 uint64_t probing_tcp_repeat_timeouts();   /* timeouts of a connection not recovered from its last one (its backed-off RTO) */

@@ -72,8 +72,9 @@ def describe_model(m: dict) -> str:
              ("forward_retransmits", "forward retransmissions", "no forward retransmission"),
              ("timeout_keeps_ssthresh", "timeouts keep a recovery's ssthresh", None),
              ("small_queues", "TCP small queues", "no TCP small queues")]
+    within = {"ack_rtt": "linux_hystart"}   # a part of another behaviour: said only where that one runs
     parts += [said for said in (on if m[key] else off for key, on, off in flags
-                                if key != "ack_rtt" or m["linux_hystart"]) if said]   # samples of Linux's HyStart
+                                if m[within.get(key, key)] or key not in within) if said]
     parts.append("send buffer autotuned" if m["sndbuf"] == 0 else f"send buffer {m['sndbuf']} bytes")
     if m["host_cores"]:
         parts.append(f"{m['host_cores']} host cores shared")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from .._core import TopocollError
 from ..common import add_actions, add_topology_argument, emit_json, load_topology, rate, run_action
 
 
@@ -102,11 +101,5 @@ def run_run(args):
     import os
     from ..testbed import mpi
     env = {k: v for k, v in os.environ.items() if k.startswith("TOPOCOLL_") or k == "LD_PRELOAD"}
-    mca = {}
-    for kv in args.mca:
-        if "=" not in kv:
-            raise TopocollError("invalid argument", f"--mca {kv}: expected KEY=VALUE")
-        k, v = kv.split("=", 1)
-        mca[k] = v
-    proc = mpi.run(args.program, env, np=args.np, mca=mca, capture=False)
+    proc = mpi.run(args.program, env, np=args.np, mca=mpi.mca_params(args.mca), capture=False)
     return proc.returncode

@@ -70,6 +70,18 @@ def mpirun_command(record: dict, argv: list[str], env_names: list[str], np: int 
         yield cmd + [str(a) for a in argv]
 
 
+def mca_params(items: list[str]) -> dict[str, str]:
+    """Open MPI parameters given as --mca KEY=VALUE items, as a dict; an
+    item without '=' or a key is refused, naming it."""
+    params = {}
+    for kv in items:
+        key, eq, value = kv.partition("=")
+        if not eq or not key:
+            raise TopocollError("invalid argument", f"--mca {kv}: expected KEY=VALUE")
+        params[key] = value
+    return params
+
+
 def run(argv: list[str], env: dict[str, str] | None = None, np: int | None = None, mca: dict | None = None,
         timeout: float | None = None, capture: bool = True) -> subprocess.CompletedProcess:
     """Run an MPI program on the testbed that is up."""
