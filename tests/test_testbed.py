@@ -296,6 +296,22 @@ def test_demo_runs_the_emulated_cluster(capsys, tmp_path):
     assert namespaces() == []
 
 
+@pytest.mark.parametrize("argv, item", [
+    (["bench", "star:2,2", "--backend", "testbed", "--sizes", "8K", "--mca", "btl_tcp_sndbuf"], "btl_tcp_sndbuf"),
+    (["bench", "star:2,2", "--backend", "testbed", "--sizes", "8K", "--mca", "=65536"], "=65536"),
+    (["testbed", "run", "--mca", "btl_tcp_sndbuf", "--", "true"], "btl_tcp_sndbuf"),
+])
+def test_a_malformed_mca_parameter_is_refused(argv, item, capsys):
+    """An --mca item without KEY= is refused, naming it, before anything
+    runs (bench once dropped it silently), not reported as a missing testbed."""
+    main(["testbed", "down"])
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"--mca {item}: expected KEY=VALUE" in err and "Traceback" not in err, err
+    assert namespaces() == []
+
+
 def test_sparse_first_refuses_more_peers_than_htb_has_classes():
     from topocoll import TopocollError
     peers = tuple(net.address(i) for i in range(net.MAX_PEER_CLASSES))

@@ -178,7 +178,8 @@ def make_backend(args, machines, counts, env: dict | None = None, collective: st
         return MpirunBackend(args.topology, machines, args.launcher, rate(args.bandwidth), counts=counts, env=env,
                              collective=collective)
     from ..bench.testbed import TestbedBackend
-    mca = dict(kv.split("=", 1) for kv in args.mca if "=" in kv)
+    from ..testbed.mpi import mca_params
+    mca = mca_params(args.mca)
     return TestbedBackend(args.topology, machines, rate(args.bandwidth), args.buffer, args.rto_min, mca,
                           args.sync_depth, counts=counts, env=env, collective=collective, host_queue=args.host_queue)
 
