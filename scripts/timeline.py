@@ -15,8 +15,9 @@ cluster's kernel beside the packet simulator.
         per timed call, side by side, from traces with tcp lines: timeouts
         (a connection entering loss) by the state it left and by bins of MS
         milliseconds [100], how long loss lasted, resends, how many segments
-        each ACK reaching a sender acknowledged, and each connection's window
-        and slow-start threshold at its first ACK in a call
+        each ACK reaching a sender acknowledged, each connection's window
+        and slow-start threshold at its first ACK in a call and its largest
+        window in a call, and the window at every ACK
   timeline.py compare A B [--bin MS]
         per timed call, side by side: drops, timeouts and repeated timeouts
         (a connection's backed-off RTO) in bins of MS milliseconds from the
@@ -396,9 +397,9 @@ def tcp_summary(calls: list[float], conns: dict, bin_s: float, mss: int) -> dict
         i = bisect.bisect_right(calls, t) - 1
         return i if i >= 0 and t < ends[i] else None
     loss_from, loss_bins, lasted, strides = collections.Counter(), collections.Counter(), [], collections.Counter()
-    resends, first_cwnd, first_ssthresh = 0, [], []
+    resends, first_cwnd, first_ssthresh, windows, peaks = 0, [], [], [], []
     for evs in conns.values():
-        state, entered, una, seen = "open", None, None, set()
+        state, entered, una, seen, peak = "open", None, None, set(), {}
         for ev in evs:
             t, kind, k = ev[0], ev[1], call_of(ev[0])
             if kind == "state":
@@ -418,15 +419,20 @@ def tcp_summary(calls: list[float], conns: dict, bin_s: float, mss: int) -> dict
                     if 0 < advance < UNBOUNDED:
                         strides[min(5, -(-advance // mss))] += 1
                 una = ev[2]
+                if k is not None:
+                    windows.append(ev[3])
+                    peak[k] = max(peak.get(k, 0), ev[3])
                 if k is not None and k not in seen:
                     seen.add(k)
                     first_cwnd.append(ev[3])
                     if ev[4] is not None:
                         first_ssthresh.append(ev[4])
+        peaks += peak.values()
     n = len(calls)
     return {"calls": n, "loss": sum(loss_from.values()) / n, "loss_from": {k: v / n for k, v in loss_from.items()},
             "loss_bins": {b: v / n for b, v in loss_bins.items()}, "lasted": lasted, "resends": resends / n,
-            "strides": strides, "first_cwnd": first_cwnd, "first_ssthresh": first_ssthresh}
+            "strides": strides, "first_cwnd": first_cwnd, "first_ssthresh": first_ssthresh, "windows": windows,
+            "peaks": peaks}
 
 
 def tcp_compare(a: Path, b: Path, bin_ms: float, mss: int) -> None:
@@ -463,6 +469,11 @@ def tcp_compare(a: Path, b: Path, bin_ms: float, mss: int) -> None:
     row("at a connection's first ACK in a call:", "", "")
     row("  window, segments (quartiles)", quartiles(sa["first_cwnd"]), quartiles(sb["first_cwnd"]))
     row("  slow-start threshold (quartiles)", quartiles(sa["first_ssthresh"]), quartiles(sb["first_ssthresh"]))
+    row("largest window in a call (quartiles)", quartiles(sa["peaks"]), quartiles(sb["peaks"]))
+
+    def deciles(xs):
+        return "-" if not xs else "/".join(f"{quantile(xs, q):.0f}" for q in (.1, .5, .9))
+    row("window at an ACK (10/50/90 %)", deciles(sa["windows"]), deciles(sb["windows"]))
 
 
 def read_sends(source: str) -> dict[int, dict[int, list[tuple[float, float, int | None]]]]:

@@ -216,6 +216,12 @@ def test_print_settings_follow_the_options():
     assert own["ack_rtt"] and "HyStart on each ACK's round trip" in packet.describe_model(own), own
     assert "HyStart on ns-3's smoothed RTT" in packet.describe_model(settings("--ack-rtt", "off"))
     assert not settings("--linux-hystart", "off", "--ack-rtt", "on")["ack_rtt"]
+    assert not own["tsq_gso"] and own["window_in_packets"], own
+    assert "the window counted in packets" in packet.describe_model(own) and "GSO" not in packet.describe_model(own)
+    assert "the window counted in bytes" in packet.describe_model(settings("--window-in-packets", "off"))
+    assert "checked a GSO packet at a time" in packet.describe_model(settings("--tsq-gso", "on"))
+    assert "--tsq-gso" in settings("--tsq-gso", "1", expect=2)
+    assert not settings("--small-queues", "off", "--tsq-gso", "on")["tsq_gso"]
     assert not own["forward_retransmits"] and own["sndbuf"] == 0 and own["rto_min_s"] == 0.2, own
     assert "TCP Cubic as Linux's" in packet.describe_model(own) and "send buffer autotuned" in packet.describe_model(own)
     ns3 = settings("--linux-cubic", "off", "--count-delivered", "on", "--small-queues", "off", "--sndbuf", "65536")
@@ -692,6 +698,52 @@ def test_small_queues_keep_windows_in_the_socket(tmp_path):
     on, off = tcp_behaviour_on_and_off(tmp_path, "--small-queues", "8", "linear")
     assert on["host_queue_peak"] <= 7 * 12, on["host_queue_peak"]
     assert 3 * on["host_queue_peak"] < off["host_queue_peak"], (on["host_queue_peak"], off["host_queue_peak"])
+
+
+def window_peaks(path: Path) -> tuple[list[int], int, int]:
+    """From a --trace-tcp trace's timed calls: each connection's largest
+    window (segments), and of the (connection, call) pairs with a slow-start
+    threshold set, how many there are and in how many the window grew past
+    it (congestion avoidance's growth)."""
+    peak, grew, timed, call = {}, {}, False, None
+    for line in path.read_text().splitlines():
+        f = line.split()
+        if f[1] == "call":
+            call, timed = f[2], f[4] == "timed"
+        elif timed and f[1] == "tcp" and f[3] == "ack":
+            peak[f[2]] = max(peak.get(f[2], 0), int(f[5]))
+            if f[6] != "inf":
+                key = (f[2], call)
+                grew[key] = grew.get(key, False) or int(f[5]) > int(f[6])
+    return sorted(peak.values()), len(grew), sum(grew.values())
+
+
+def test_windows_counted_in_packets_and_gso_packets_let_them_grow(tmp_path):
+    """pairwise on one switch of 8, 512 KB, each connection restarting
+    after idling a call:
+    - --window-in-packets on (the default): Linux counts the window in
+      packets, so a window with no room for a full segment is full and
+      grows in congestion avoidance; counted to the byte (off), a window a
+      fraction of a segment short (a restart's 3/4, an MPI header in
+      flight) never was, and most windows stayed where slow start left them;
+    - --tsq-gso on besides (off by default: it brings the windows to the
+      kernel's but moves the validation grid away, docs/packet.md): small
+      queues checked a GSO packet at a time, so a connection fills its
+      window and every window grows, peaking a fifth higher or more than
+      checked a segment at a time."""
+    runs = {}
+    for name, flags in (("bytes", ["--window-in-packets", "off"]), ("packets", ["--window-in-packets", "on"]),
+                        ("gso", ["--window-in-packets", "on", "--tsq-gso", "on"])):
+        trace = tmp_path / f"{name}.trace"
+        rec = simulate(tmp_path, "8", "--algorithm", "pairwise", "--block", "524288", "--buffer", "100",
+                       "--warmup", "1", "--repetitions", "3", "--check", *flags, "--trace", str(trace), "--trace-tcp")
+        assert rec["bad_bytes"] == 0 and rec["window_in_packets"] == (name != "bytes"), rec
+        assert rec["tsq_gso"] == (name == "gso"), rec
+        peaks, pairs, grew = window_peaks(trace)
+        assert len(peaks) == 56 and pairs >= 56 * 3 - 8, (name, len(peaks), pairs)
+        runs[name] = (peaks[len(peaks) // 2], pairs, grew)
+    assert runs["packets"][2] >= 1.5 * runs["bytes"][2], runs
+    assert runs["gso"][2] == runs["gso"][1] and runs["gso"][0] >= 1.2 * runs["packets"][0], runs
 
 
 def test_host_queue_serves_each_peer_in_turn(tmp_path):

@@ -2,6 +2,7 @@
  * The constants are Linux's: b = 717/1024, C = 410/1024 segments a second
  * cubed, fast convergence on, tcp_friendliness on. */
 #include "linux_cubic.h"
+#include "probing_tcp.h"
 
 #include <algorithm>
 #include <cmath>
@@ -26,7 +27,6 @@ constexpr uint32_t HYSTART_LOW_WINDOW = 16;        /* segments */
 const Time HYSTART_ACK_DELTA = MicroSeconds(2000); /* the most between two ACKs of a train */
 constexpr uint32_t HYSTART_MIN_SAMPLES = 8;
 constexpr uint32_t HYSTART_DELAY_MIN_US = 4000, HYSTART_DELAY_MAX_US = 16000;
-constexpr double GSO_MAX_SIZE = 65536;             /* the testbed's devices' gso_max_size (hystart_ack_delay) */
 const Time SAMPLES_SKIPPED = Seconds(1);           /* after an epoch begins: cubictcp_acked's HZ */
 }  // namespace
 
@@ -146,7 +146,7 @@ void LinuxCubic::hystart_update(Ptr<TcpSocketState> tcb, uint32_t delay_us)
     if (now - train_last <= HYSTART_ACK_DELTA) {   /* the ACK train */
         train_last = now;
         const double rate = pacing_rate ? pacing_rate() : 0;   /* hystart_ack_delay */
-        const double ack_delay_us = rate > 0 ? std::min(1000.0, GSO_MAX_SIZE * 4 * 1e6 / rate) : 0;
+        const double ack_delay_us = rate > 0 ? std::min(1000.0, (double)LINUX_GSO_MAX_SIZE * 4 * 1e6 / rate) : 0;
         train = (double)(now - round_start).GetMicroSeconds() > (delay_min_us + ack_delay_us) / 2;
     }
     curr_rtt_us = std::min(curr_rtt_us, delay_us);   /* the delay */

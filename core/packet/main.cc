@@ -124,6 +124,12 @@ const char *HELP =
     "  --small-queues on|off  Linux's TCP small queues: a connection keeps no more than about 1 ms of\n"
     "                       its rate (at least 2 segments) in its machine's queue, the rest of its window\n"
     "                       waiting in the socket; off: the whole window goes to the queue (ns-3's) [on]\n"
+    "  --tsq-gso on|off     with small queues: the limit checked a GSO packet at a time, as Linux's (up to\n"
+    "                       tcp_tso_autosize's segments, at most half the window, twice its truesize), the\n"
+    "                       packet then sent whole; off: a segment at a time [off: see docs/packet.md]\n"
+    "  --window-in-packets on|off  the window counted in packets, as Linux's: full when no full segment\n"
+    "                       fits, restarted after idle in whole segments; off: to the byte, where a window a\n"
+    "                       fraction of a segment short of full was never full and never grew [on]\n"
     "  --forward-retransmits on|off  in a fast recovery with nothing known lost left to resend and no new\n"
     "                       data, resend segments still in flight (RFC 6675's rule 3, ns-3's); Linux does not [off]\n"
     "  --timeout-keeps-ssthresh on|off  a timeout during a fast recovery keeps the slow-start threshold\n"
@@ -259,6 +265,8 @@ options parse(int argc, char **argv)
         else if (a == "--linux-hystart") o.tcp.linux_hystart = on_off(a.c_str(), v);
         else if (a == "--ack-rtt") o.tcp.ack_rtt = on_off(a.c_str(), v);
         else if (a == "--small-queues") o.tcp.small_queues = on_off(a.c_str(), v);
+        else if (a == "--tsq-gso") o.tcp.tsq_gso = on_off(a.c_str(), v);
+        else if (a == "--window-in-packets") o.tcp.window_in_packets = on_off(a.c_str(), v);
         else if (a == "--forward-retransmits") o.tcp.forward_retransmits = on_off(a.c_str(), v);
         else if (a == "--timeout-keeps-ssthresh") o.tcp.timeout_keeps_ssthresh = on_off(a.c_str(), v);
         else if (a == "--linux-rto") o.tcp.linux_rto = on_off(a.c_str(), v);
@@ -293,6 +301,7 @@ options parse(int argc, char **argv)
     if (!o.linux_cubic) o.tcp.count_delivered = o.tcp.linux_hystart = false;   /* parts of Linux's cubic */
     if (!o.tcp.linux_hystart) o.tcp.ack_rtt = false;   /* the samples of Linux's HyStart */
     if (!o.tcp.probes) o.tcp.linux_tlp = false;   /* the probe's timer: no probe, no timer */
+    if (!o.tcp.small_queues) o.tcp.tsq_gso = false;   /* how small queues count */
     if (o.pace != "auto" && o.pace != "on" && o.pace != "off") usage_error("--pace: '" + o.pace + "'; valid: auto, on, off");
     if (o.rto_min <= 0 || o.rto_min > 60) usage_error("--rto-min: must be in (0, 60] seconds");
     if (o.nap < 0 || o.nap > 1) usage_error("--nap: must be in [0, 1] seconds");
@@ -490,7 +499,8 @@ std::string tcp_behaviours_json(const options &o)
         {"linux_cubic", o.linux_cubic},         {"count_delivered", o.tcp.count_delivered},
         {"linux_hystart", o.tcp.linux_hystart}, {"linux_rto", o.tcp.linux_rto},
         {"linux_tlp", o.tcp.linux_tlp},         {"linux_prr", o.tcp.linux_prr},
-        {"sack_compression", o.tcp.sack_compression}, {"ack_rtt", o.tcp.ack_rtt}};
+        {"sack_compression", o.tcp.sack_compression}, {"ack_rtt", o.tcp.ack_rtt},
+        {"tsq_gso", o.tcp.tsq_gso},             {"window_in_packets", o.tcp.window_in_packets}};
     std::string json;
     for (const auto &[name, on] : flags) json += std::string(json.empty() ? "" : ", ") + "\"" + name + "\": " + (on ? "true" : "false");
     return json;

@@ -171,7 +171,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     void left(uint32_t bytes) override
     {
         in_queue -= std::min(bytes, in_queue);
-        if (throttled && in_queue < small_queue_limit()) {
+        if (throttled && in_queue < small_queue_limit(gso_segments())) {
             throttled = false;
             Simulator::ScheduleNow(&ProbingTcp::send_again, Ptr<ProbingTcp>(this));
         }
@@ -210,6 +210,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         sending scope(opt.small_queues ? this : nullptr);
         const bool again = seq < m_tcb->m_highTxMark.Get();
         uint32_t n = TcpSocketBase::SendDataPacket(seq, maxSize, withAck);
+        if (n > 0 && gso_left > 0) gso_left--;
         if (n > 0 && again) trace_tcp("resend");
         /* ns-3 keeps the pipe (m_bytesInFlight) as it stood before this
          * segment, and SendPendingData's next CA_EVENT_TX_START test reads
@@ -330,9 +331,15 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     {
         const uint32_t w = TcpSocketBase::AvailableWindow();
         if (w > 0 && !opt.forward_retransmits && only_forward_retransmits_left()) return 0;
-        if (w == 0 || !opt.small_queues || in_queue < small_queue_limit() ||
-            m_txBuffer->BytesInFlight() <= m_tcb->m_segmentSize)   /* tcp_rtx_queue_empty_or_single_skb */
+        if (w == 0 || !opt.small_queues) return w;
+        if (opt.tsq_gso && gso_left > 0 && gso_at == Simulator::Now()) return w;   /* the rest of a GSO packet that passed */
+        const uint32_t k = gso_segments();
+        if (in_queue < small_queue_limit(k) ||
+            m_txBuffer->BytesInFlight() <= m_tcb->m_segmentSize) {   /* tcp_rtx_queue_empty_or_single_skb */
+            gso_left = k;
+            gso_at = Simulator::Now();
             return w;
+        }
         throttled = true;
         return 0;
     }
@@ -402,6 +409,8 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
   private:
     uint32_t in_queue = 0;           /* bytes of its segments in its machine's queue */
     mutable bool throttled = false;  /* held back by them: send when one leaves */
+    mutable uint32_t gso_left = 0;   /* segments of the GSO packet that passed them, */
+    mutable Time gso_at;             /* at this instant (tsq_gso) */
 
     /* SACK compression's state (tcp_sock's compressed_ack, dup_ack_counter,
      * compressed_ack_rcv_nxt) */
@@ -461,13 +470,34 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         const double ratio = cwnd < m_tcb->m_ssThresh.Get() / mss / 2 ? 2.0 : 1.2;
         return ratio * (double)(cwnd * mss) / srtt;
     }
-    /* tcp_small_queue_check's limit in bytes of packets: max(2 x a
-     * segment's truesize, the pacing rate >> 10), doubled in a recovery
-     * (tcp_xmit_retransmit_queue's factor 1) */
-    uint32_t small_queue_limit() const
+    /* The segments of the GSO packet Linux's tcp_write_xmit would build
+     * now (tsq_gso; else 1): tcp_tso_autosize's count (1/1024 s at the
+     * pacing rate plus gso_max_size >> (the least RTT in us >>
+     * tcp_tso_rtt_log), at most gso_max_size, at least tcp_min_tso_segs),
+     * at most half the window (tcp_cwnd_test), the window left and the data */
+    uint32_t gso_segments() const
+    {
+        if (!opt.tsq_gso) return 1;
+        const uint64_t mss = m_tcb->m_segmentSize;
+        uint64_t bytes = (uint64_t)pacing_rate() >> LINUX_PACING_SHIFT;
+        const uint64_t shift = m_tcb->m_minRtt == Time::Max() ? 0 : (uint64_t)m_tcb->m_minRtt.GetMicroSeconds() >> LINUX_TSO_RTT_LOG;
+        if (shift < 32) bytes += LINUX_GSO_MAX_SIZE >> shift;
+        const uint64_t autosize = std::max<uint64_t>(std::min<uint64_t>(bytes, LINUX_GSO_MAX_SIZE) / mss, LINUX_MIN_TSO_SEGS);
+        const uint64_t cwnd = m_tcb->m_cWnd.Get() / mss, flight = (m_txBuffer->BytesInFlight() + mss - 1) / mss;
+        const uint64_t unsent = (m_txBuffer->SizeFromSequence(m_tcb->m_nextTxSequence) + mss - 1) / mss;
+        const uint64_t k = std::min({autosize, std::max<uint64_t>(cwnd / 2, 1), cwnd > flight ? cwnd - flight : 1, unsent});
+        return (uint32_t)std::max<uint64_t>(k, 1);
+    }
+    /* tcp_small_queue_check's limit in bytes of packets, for a GSO packet
+     * of `segments`: max(2 x its truesize, the pacing rate >> 10), doubled
+     * in a recovery (tcp_xmit_retransmit_queue's factor 1).  A departure:
+     * the packet's truesize is taken as that many one-segment skbs' (the
+     * kernel's GSO packet shares one head, about 850 bytes less a segment) */
+    uint32_t small_queue_limit(uint32_t segments) const
     {
         const uint64_t mss = m_tcb->m_segmentSize;
-        const uint64_t truesize = std::max<uint64_t>(2 * LINUX_SEGMENT_TRUESIZE, (uint64_t)pacing_rate() >> 10) * (in_order() ? 1 : 2);
+        const uint64_t truesize = std::max<uint64_t>(2 * (uint64_t)segments * LINUX_SEGMENT_TRUESIZE,
+                                                     (uint64_t)pacing_rate() >> LINUX_PACING_SHIFT) * (in_order() ? 1 : 2);
         return (uint32_t)(truesize * (mss + TCP_IP_HEADERS) / LINUX_SEGMENT_TRUESIZE);   /* a full packet's truesize */
     }
     bool may_send() const { return m_state == ESTABLISHED || m_state == CLOSE_WAIT; }   /* its state lets it send */
@@ -638,7 +668,10 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     void validate_cwnd()
     {
         const uint32_t out = m_tcb->m_highTxMark.Get() - m_txBuffer->HeadSequence();
-        const bool full = m_txBuffer->BytesInFlight() >= m_tcb->m_cWnd.Get();
+        /* ns-3 sends no full segment into less than one: counted in packets
+         * (window_in_packets), the window is full once less than one is left */
+        const uint32_t short_of_full = opt.window_in_packets ? m_tcb->m_segmentSize - 1 : 0;
+        const bool full = m_txBuffer->BytesInFlight() + short_of_full >= m_tcb->m_cWnd.Get();
         if (m_txBuffer->HeadSequence() >= usage_end || full || (!limited && out > max_out)) {
             limited = full;
             max_out = out;
@@ -649,18 +682,21 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     /* Linux's slow start after idle (net.ipv4.tcp_slow_start_after_idle,
      * on by default; tcp_cwnd_restart): a connection that sent nothing for
      * an RTO with nothing in flight halves its window for every RTO idle,
-     * down to the initial window.  ns-3 keeps the window, and an MPI
-     * connection idles between the messages of a pair. */
+     * down to the initial window, and keeps a slow-start threshold of at
+     * least 3/4 of the window it had (tcp_current_ssthresh); in whole
+     * segments with window_in_packets, else in bytes.  ns-3 keeps the
+     * window, and an MPI connection idles between the messages of a pair. */
     void restart_after_idle()
     {
         if (!opt.probes || last_send.IsNegative() || BytesInFlight() != 0) return;
         Time rto = m_rto.Get(), idle = Simulator::Now() - last_send;
         if (rto.IsZero() || idle <= rto) return;
-        uint32_t restart = std::min(m_tcb->m_initialCWnd * m_tcb->m_segmentSize, m_tcb->m_cWnd.Get());
-        uint32_t cwnd = m_tcb->m_cWnd.Get();
-        m_tcb->m_ssThresh = std::max(m_tcb->m_ssThresh.Get(), cwnd / 4 * 3);
+        const uint32_t unit = opt.window_in_packets ? m_tcb->m_segmentSize : 1;
+        uint32_t cwnd = m_tcb->m_cWnd.Get() / unit;
+        const uint32_t restart = std::min(m_tcb->m_initialCWnd * m_tcb->m_segmentSize / unit, cwnd);
+        m_tcb->m_ssThresh = std::max(m_tcb->m_ssThresh.Get(), (opt.window_in_packets ? (cwnd >> 1) + (cwnd >> 2) : cwnd / 4 * 3) * unit);
         for (int64_t k = idle.GetNanoSeconds() / rto.GetNanoSeconds(); k > 0 && cwnd > restart; k--) cwnd >>= 1;
-        m_tcb->m_cWnd = std::max(cwnd, restart);
+        m_tcb->m_cWnd = std::max(cwnd, restart) * unit;
     }
 
     /* In a fast recovery, SendPendingData's NextSeg would find only rule

@@ -16,6 +16,27 @@ struct probing_tcp_options {
     bool rack_recovery = true;      /* and, in a fast recovery, a lost first transmission (probing_tcp.cc) */
     bool sndbuf_auto = true;        /* the send buffer grows with the window */
     bool small_queues = true;       /* TCP small queues: below */
+    /* TCP small queues check a GSO packet at a time, as Linux's
+     * tcp_write_xmit does: its segments go out in GSO packets of up to
+     * tcp_tso_autosize's count (at most half the window, the window left
+     * and the data), the limit is checked before each with twice its
+     * truesize, and the packet goes whole.  This simulator's segments go
+     * singly; checked a segment at a time (off), a connection whose share
+     * of its machine's queue was spent sends a segment as one leaves and
+     * rarely fills its window, so (tcp_is_cwnd_limited) its window stops
+     * growing after slow start.  On, the windows come to the kernel's, but
+     * the validation grid moves away: off by default
+     * (docs/results/2026-12-01-packet-gso-queues.md). */
+    bool tsq_gso = false;
+    /* The window counted in packets, as Linux counts it: full when no
+     * full segment fits in it (tcp_cwnd_validate: packets in flight >=
+     * snd_cwnd), and a restart after idle halving it and keeping 3/4 of it
+     * as the threshold in whole segments (tcp_cwnd_restart,
+     * tcp_current_ssthresh).  Counted to the byte (off), a window a
+     * fraction of a segment short of full (a restart's 3/4 of an odd
+     * count, an MPI header in flight) is never full, and never grows in
+     * congestion avoidance. */
+    bool window_in_packets = true;
     /* RFC 6675's NextSeg rule 3, which ns-3 follows: in a fast recovery with
      * no segment marked lost left to resend and no new data, resend the
      * first segment still in flight, not known lost.  Linux does not (its
@@ -101,6 +122,14 @@ small_queue_owner *probing_tcp_sender();
  * skbs and splits them under the queue (a departure: docs/packet.md). */
 constexpr uint32_t LINUX_SEGMENT_TRUESIZE = 2304;
 constexpr uint32_t TCP_IP_HEADERS = 40;   /* a segment's IPv4 and TCP headers, without timestamps */
+/* GSO's sizes (tcp_tso_autosize): the testbed's devices' gso_max_size,
+ * net.ipv4.tcp_tso_rtt_log, net.ipv4.tcp_min_tso_segs; and the pacing
+ * rate's shift (sk_pacing_shift: 1/1024 s of it), which also sizes TCP
+ * small queues' limit */
+constexpr uint32_t LINUX_GSO_MAX_SIZE = 65536;
+constexpr unsigned LINUX_TSO_RTT_LOG = 9;
+constexpr uint32_t LINUX_MIN_TSO_SEGS = 2;
+constexpr unsigned LINUX_PACING_SHIFT = 10;
 /* Linux's send buffer for a window of `segments` (tcp_sndbuf_expand), in
  * bytes of data: 2 x per_mss bytes of memory a segment of the window (at
  * least 10), a queued segment of mss bytes taking LINUX_SENDQ_TRUESIZE_PER_SEGMENT
