@@ -216,9 +216,9 @@ def test_print_settings_follow_the_options():
     assert own["ack_rtt"] and "HyStart on each ACK's round trip" in packet.describe_model(own), own
     assert "HyStart on ns-3's smoothed RTT" in packet.describe_model(settings("--ack-rtt", "off"))
     assert not settings("--linux-hystart", "off", "--ack-rtt", "on")["ack_rtt"]
-    assert not own["tsq_gso"] and own["window_in_packets"], own
-    assert "the window counted in packets" in packet.describe_model(own) and "GSO" not in packet.describe_model(own)
-    assert "the window counted in bytes" in packet.describe_model(settings("--window-in-packets", "off"))
+    assert not own["tsq_gso"] and not own["window_in_packets"], own
+    assert "GSO" not in packet.describe_model(own) and "in packets" not in packet.describe_model(own)
+    assert "the window counted in packets" in packet.describe_model(settings("--window-in-packets", "on"))
     assert "checked a GSO packet at a time" in packet.describe_model(settings("--tsq-gso", "on"))
     assert "--tsq-gso" in settings("--tsq-gso", "1", expect=2)
     assert not settings("--small-queues", "off", "--tsq-gso", "on")["tsq_gso"]
@@ -721,16 +721,16 @@ def window_peaks(path: Path) -> tuple[list[int], int, int]:
 def test_windows_counted_in_packets_and_gso_packets_let_them_grow(tmp_path):
     """pairwise on one switch of 8, 512 KB, each connection restarting
     after idling a call:
-    - --window-in-packets on (the default): Linux counts the window in
-      packets, so a window with no room for a full segment is full and
-      grows in congestion avoidance; counted to the byte (off), a window a
-      fraction of a segment short (a restart's 3/4, an MPI header in
-      flight) never was, and most windows stayed where slow start left them;
-    - --tsq-gso on besides (off by default: it brings the windows to the
-      kernel's but moves the validation grid away, docs/packet.md): small
-      queues checked a GSO packet at a time, so a connection fills its
-      window and every window grows, peaking a fifth higher or more than
-      checked a segment at a time."""
+    - --window-in-packets on: Linux counts the window in packets, so a
+      window with no room for a full segment is full and grows in
+      congestion avoidance; counted to the byte (off), a window a fraction
+      of a segment short (a restart's 3/4, an MPI header in flight) never
+      was, and most windows stayed where slow start left them;
+    - --tsq-gso on besides: small queues checked a GSO packet at a time,
+      so a connection fills its window and every window grows, peaking a
+      fifth higher or more than checked a segment at a time.
+    Both are Linux's and off by default: they bring the windows to the
+    kernel's but move the validation grid away (docs/packet.md)."""
     runs = {}
     for name, flags in (("bytes", ["--window-in-packets", "off"]), ("packets", ["--window-in-packets", "on"]),
                         ("gso", ["--window-in-packets", "on", "--tsq-gso", "on"])):

@@ -73,7 +73,7 @@ def describe_model(m: dict) -> str:
              ("timeout_keeps_ssthresh", "timeouts keep a recovery's ssthresh", None),
              ("small_queues", "TCP small queues", "no TCP small queues"),
              ("tsq_gso", "checked a GSO packet at a time", None),
-             ("window_in_packets", "the window counted in packets", "the window counted in bytes")]
+             ("window_in_packets", "the window counted in packets", None)]
     within = {"ack_rtt": "linux_hystart", "tsq_gso": "small_queues"}   # a part of another behaviour: said only where that one runs
     parts += [said for said in (on if m[key] else off for key, on, off in flags
                                 if m[within.get(key, key)] or key not in within) if said]
