@@ -399,7 +399,7 @@ def tcp_summary(calls: list[float], conns: dict, bin_s: float, mss: int) -> dict
     loss_from, loss_bins, lasted, strides = collections.Counter(), collections.Counter(), [], collections.Counter()
     resends, first_cwnd, first_ssthresh, windows, peaks = 0, [], [], [], []
     for evs in conns.values():
-        state, entered, una, seen, peak = "open", None, None, set(), {}
+        state, entered, una, peak = "open", None, None, {}
         for ev in evs:
             t, kind, k = ev[0], ev[1], call_of(ev[0])
             if kind == "state":
@@ -421,12 +421,11 @@ def tcp_summary(calls: list[float], conns: dict, bin_s: float, mss: int) -> dict
                 una = ev[2]
                 if k is not None:
                     windows.append(ev[3])
+                    if k not in peak:   # the connection's first ACK in this call
+                        first_cwnd.append(ev[3])
+                        if ev[4] is not None:
+                            first_ssthresh.append(ev[4])
                     peak[k] = max(peak.get(k, 0), ev[3])
-                if k is not None and k not in seen:
-                    seen.add(k)
-                    first_cwnd.append(ev[3])
-                    if ev[4] is not None:
-                        first_ssthresh.append(ev[4])
         peaks += peak.values()
     n = len(calls)
     return {"calls": n, "loss": sum(loss_from.values()) / n, "loss_from": {k: v / n for k, v in loss_from.items()},

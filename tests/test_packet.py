@@ -5,6 +5,7 @@ tail-loss recovery, pacing in simulated time, and bad input refused."""
 
 from __future__ import annotations
 
+import bisect
 import csv
 import json
 import os
@@ -19,6 +20,9 @@ import pytest
 
 from topocoll._core import Topology, algorithms
 from topocoll.bench import packet
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+import timeline  # noqa: E402  (the one reader of --trace files)
 
 try:
     SIM = str(packet.program())
@@ -701,20 +705,22 @@ def test_small_queues_keep_windows_in_the_socket(tmp_path):
 
 
 def window_peaks(path: Path) -> tuple[list[int], int, int]:
-    """From a --trace-tcp trace's timed calls: each connection's largest
-    window (segments), and of the (connection, call) pairs with a slow-start
-    threshold set, how many there are and in how many the window grew past
-    it (congestion avoidance's growth)."""
-    peak, grew, timed, call = {}, {}, False, None
-    for line in path.read_text().splitlines():
-        f = line.split()
-        if f[1] == "call":
-            call, timed = f[2], f[4] == "timed"
-        elif timed and f[1] == "tcp" and f[3] == "ack":
-            peak[f[2]] = max(peak.get(f[2], 0), int(f[5]))
-            if f[6] != "inf":
-                key = (f[2], call)
-                grew[key] = grew.get(key, False) or int(f[5]) > int(f[6])
+    """From a --trace-tcp trace's timed calls (read as timeline.py reads
+    it): each connection's largest window (segments), and of the
+    (connection, call) pairs with a slow-start threshold set, how many there
+    are and in how many the window grew past it (congestion avoidance's
+    growth)."""
+    calls, conns = timeline.read_tcp(path)
+    peak, grew = {}, {}
+    for conn, events in conns.items():
+        for t, kind, *ack in events:
+            if kind != "ack" or t < calls[0]:
+                continue
+            _, cwnd, ssthresh = ack
+            peak[conn] = max(peak.get(conn, 0), cwnd)
+            if ssthresh is not None:
+                key = (conn, bisect.bisect_right(calls, t))
+                grew[key] = grew.get(key, False) or cwnd > ssthresh
     return sorted(peak.values()), len(grew), sum(grew.values())
 
 

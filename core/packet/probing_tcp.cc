@@ -332,12 +332,14 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         const uint32_t w = TcpSocketBase::AvailableWindow();
         if (w > 0 && !opt.forward_retransmits && only_forward_retransmits_left()) return 0;
         if (w == 0 || !opt.small_queues) return w;
-        if (opt.tsq_gso && gso_left > 0 && gso_at == Simulator::Now()) return w;   /* the rest of a GSO packet that passed */
+        if (gso_left > 0 && gso_at == Simulator::Now()) return w;   /* the rest of a GSO packet that passed */
         const uint32_t k = gso_segments();
         if (in_queue < small_queue_limit(k) ||
             m_txBuffer->BytesInFlight() <= m_tcb->m_segmentSize) {   /* tcp_rtx_queue_empty_or_single_skb */
-            gso_left = k;
-            gso_at = Simulator::Now();
+            if (opt.tsq_gso) {
+                gso_left = k;
+                gso_at = Simulator::Now();
+            }
             return w;
         }
         throttled = true;
