@@ -17,7 +17,9 @@ cluster's kernel beside the packet simulator.
         milliseconds [100], how long loss lasted, resends, how many segments
         each ACK reaching a sender acknowledged, each connection's window
         and slow-start threshold at its first ACK in a call and its largest
-        window in a call, and the window at every ACK
+        window in a call, the window at every ACK, and the ACKs that came
+        2 ms or more after the connection's last (HyStart's ACK train ends
+        there)
   timeline.py compare A B [--bin MS]
         per timed call, side by side: drops, timeouts and repeated timeouts
         (a connection's backed-off RTO) in bins of MS milliseconds from the
@@ -397,9 +399,9 @@ def tcp_summary(calls: list[float], conns: dict, bin_s: float, mss: int) -> dict
         i = bisect.bisect_right(calls, t) - 1
         return i if i >= 0 and t < ends[i] else None
     loss_from, loss_bins, lasted, strides = collections.Counter(), collections.Counter(), [], collections.Counter()
-    resends, first_cwnd, first_ssthresh, windows, peaks = 0, [], [], [], []
+    resends, first_cwnd, first_ssthresh, windows, peaks, gaps = 0, [], [], [], [], []
     for evs in conns.values():
-        state, entered, una, peak = "open", None, None, {}
+        state, entered, una, peak, last = "open", None, None, {}, None
         for ev in evs:
             t, kind, k = ev[0], ev[1], call_of(ev[0])
             if kind == "state":
@@ -420,6 +422,9 @@ def tcp_summary(calls: list[float], conns: dict, bin_s: float, mss: int) -> dict
                         strides[min(5, -(-advance // mss))] += 1
                 una = ev[2]
                 if k is not None:
+                    if last is not None and last[1] == k:   # since the connection's last ACK in this call
+                        gaps.append(t - last[0])
+                    last = (t, k)
                     windows.append(ev[3])
                     if k not in peak:   # the connection's first ACK in this call
                         first_cwnd.append(ev[3])
@@ -431,7 +436,7 @@ def tcp_summary(calls: list[float], conns: dict, bin_s: float, mss: int) -> dict
     return {"calls": n, "loss": sum(loss_from.values()) / n, "loss_from": {k: v / n for k, v in loss_from.items()},
             "loss_bins": {b: v / n for b, v in loss_bins.items()}, "lasted": lasted, "resends": resends / n,
             "strides": strides, "first_cwnd": first_cwnd, "first_ssthresh": first_ssthresh, "windows": windows,
-            "peaks": peaks}
+            "peaks": peaks, "gaps": gaps}
 
 
 def tcp_compare(a: Path, b: Path, bin_ms: float, mss: int) -> None:
@@ -462,6 +467,9 @@ def tcp_compare(a: Path, b: Path, bin_ms: float, mss: int) -> None:
         share = [100 * s["strides"][k] / max(1, sum(s["strides"].values())) for s in (sa, sb)]
         row(f"  acknowledging {k}{'+' if k == 5 else ''} segment{'' if k == 1 else 's'}",
             f"{share[0]:.0f} %", f"{share[1]:.0f} %")
+    # HyStart's ACK train ends at a gap over 2 ms (hystart_ack_delta)
+    late = [100 * sum(g >= 2e-3 for g in s["gaps"]) / max(1, len(s["gaps"])) for s in (sa, sb)]
+    row("  2 ms or more after the connection's last", f"{late[0]:.0f} %", f"{late[1]:.0f} %")
 
     def quartiles(xs):
         return "-" if not xs else f"{quantile(xs, .25):.0f}/{quantile(xs, .5):.0f}/{quantile(xs, .75):.0f}"

@@ -36,7 +36,18 @@ CONSTANTS = {
     "sizeof(tc_op) / sizeof(int32_t)": _core.OP_INTS,
     "TC_PLAN_WHOLE_MAX_RANKS": int(_core.default("plan_whole_max_ranks")),
     "TC_SHORT_PACKET_BYTES": int(_core.default("short_packet")),
+    "TC_ETHERNET_FRAME": int(_core.default("ethernet_frame")),
+    "TC_SHAPER_CLASS_FRAMES": int(_core.default("shaper_class_frames")),
+    "TC_SHAPER_BURST_S * 1e6": round(_core.default("shaper_burst") * 1e6),
 }
+
+
+def test_shaper_bucket_is_a_millisecond_at_the_rate_and_at_least_two_frames():
+    """The testbed's shapers and the packet simulator's --gso-clumps take
+    their bucket from the core: 1 ms at 100 Mbit/s is 12,500 bytes; at
+    1 Mbit/s the floor of two full frames."""
+    assert _core.shaper_bucket(1e8) == 12500 and _core.shaper_bucket(1e10) == 1250000
+    assert _core.shaper_bucket(1e6) == 2 * 1514 == _core.default("shaper_class_frames") * _core.default("ethernet_frame")
 
 
 @pytest.fixture(scope="module")

@@ -125,6 +125,7 @@ def test_tcp_compares_timeouts_resends_acks_and_windows(tmp_path):
     assert s["strides"] == {1: 1, 2: 1, 3: 1, 5: 1}
     assert sorted(s["first_cwnd"]) == [3, 4, 10] and sorted(s["first_ssthresh"]) == [2, 2]
     assert sorted(s["windows"]) == [3, 4, 10, 10, 10, 12] and sorted(s["peaks"]) == [3, 4, 12]   # a timed call's ACKs
+    assert [round(g, 3) for g in s["gaps"]] == [0.001, 0.001, 0.007]   # within a call, a connection's own
     out = subprocess.run([sys.executable, str(SCRIPTS / "timeline.py"), "tcp", str(a), str(b)],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
@@ -132,6 +133,7 @@ def test_tcp_compares_timeouts_resends_acks_and_windows(tmp_path):
     assert rows["timeouts (a connection entering loss)"] == ["1.0", "0.0"]
     assert rows["at 200-300 ms"] == ["0.5", "0.0"] and rows["resends"] == ["1", "1"]
     assert rows["acknowledging 5+ segments"] == ["25", "%", "0", "%"]
+    assert rows["2 ms or more after the connection's last"] == ["33", "%", "0", "%"]
     assert rows["largest window in a call (quartiles)"][1] == "-" and rows["window at an ACK (10/50/90 %)"][1] == "-"
 
 

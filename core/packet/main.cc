@@ -267,6 +267,7 @@ options parse(int argc, char **argv)
         else if (a == "--ack-rtt") o.tcp.ack_rtt = on_off(a.c_str(), v);
         else if (a == "--small-queues") o.tcp.small_queues = on_off(a.c_str(), v);
         else if (a == "--tsq-gso") o.tcp.tsq_gso = on_off(a.c_str(), v);
+        else if (a == "--gso-clumps") o.tcp.gso_clumps = on_off(a.c_str(), v);
         else if (a == "--window-in-packets") o.tcp.window_in_packets = on_off(a.c_str(), v);
         else if (a == "--forward-retransmits") o.tcp.forward_retransmits = on_off(a.c_str(), v);
         else if (a == "--timeout-keeps-ssthresh") o.tcp.timeout_keeps_ssthresh = on_off(a.c_str(), v);
@@ -303,6 +304,7 @@ options parse(int argc, char **argv)
     if (!o.tcp.linux_hystart) o.tcp.ack_rtt = false;   /* the samples of Linux's HyStart */
     if (!o.tcp.probes) o.tcp.linux_tlp = false;   /* the probe's timer: no probe, no timer */
     if (!o.tcp.small_queues) o.tcp.tsq_gso = false;   /* how small queues count */
+    if (!o.tcp.tsq_gso) o.tcp.gso_clumps = false;         /* the packets it keeps together */
     if (o.pace != "auto" && o.pace != "on" && o.pace != "off") usage_error("--pace: '" + o.pace + "'; valid: auto, on, off");
     if (o.rto_min <= 0 || o.rto_min > 60) usage_error("--rto-min: must be in (0, 60] seconds");
     if (o.nap < 0 || o.nap > 1) usage_error("--nap: must be in [0, 1] seconds");
@@ -433,6 +435,7 @@ void reset_counts(tree_net &net)
 {
     net.drops_switch = net.drops_host = net.drops_device = net.drops_unplaced = 0;
     net.host_queue_peak = net.host_queue_peers_peak = 0;
+    net.host_gso = gso_count();
     for (auto &pd : net.ports) pd.drops = 0;
     sim_reset_stats();
     probing_tcp_reset();
@@ -469,7 +472,7 @@ void check_memory(const std::vector<char> &need, int p)
 net_options network_options(const options &o)
 {
     return {o.rate > 0 ? o.rate : tc_default("bandwidth"), o.latency, o.buffer, o.host_queue_packets,
-            o.host_queue == "sparse-first", o.socket_lookup == "hash"};
+            o.host_queue == "sparse-first", o.socket_lookup == "hash", o.tcp.gso_clumps};
 }
 
 /* --topology, checked for what the simulator takes: one rank a machine, two
@@ -501,7 +504,8 @@ std::string tcp_behaviours_json(const options &o)
         {"linux_hystart", o.tcp.linux_hystart}, {"linux_rto", o.tcp.linux_rto},
         {"linux_tlp", o.tcp.linux_tlp},         {"linux_prr", o.tcp.linux_prr},
         {"sack_compression", o.tcp.sack_compression}, {"ack_rtt", o.tcp.ack_rtt},
-        {"tsq_gso", o.tcp.tsq_gso},             {"window_in_packets", o.tcp.window_in_packets}};
+        {"tsq_gso", o.tcp.tsq_gso},             {"window_in_packets", o.tcp.window_in_packets},
+        {"gso_clumps", o.tcp.gso_clumps}};
     std::string json;
     for (const auto &[name, on] : flags) json += std::string(json.empty() ? "" : ", ") + "\"" + name + "\": " + (on ? "true" : "false");
     return json;
@@ -649,9 +653,11 @@ int main(int argc, char **argv)
         for (size_t k = 0; k < worst.size() && k < 12; k++)
             printf("%s\"%s\": %llu", k ? ", " : "", worst[k]->port.c_str(), (unsigned long long)worst[k]->drops);
         printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu, \"host_queue_peak\": %llu, "
-               "\"host_queue_peers_peak\": %llu, %s, \"host_cores\": %d, \"cpu_slice\": %.6g}\n",
+               "\"host_queue_peers_peak\": %llu, \"host_segments\": %llu, \"host_gso_packets\": %llu, %s, "
+               "\"host_cores\": %d, \"cpu_slice\": %.6g}\n",
                worst.size(), (unsigned long long)net.drops_unplaced, (unsigned long long)net.host_queue_peak,
-               (unsigned long long)net.host_queue_peers_peak, tcp_behaviours_json(o).c_str(), o.host_cores, o.cpu_slice);
+               (unsigned long long)net.host_queue_peers_peak, (unsigned long long)net.host_gso.segments,
+               (unsigned long long)net.host_gso.packets, tcp_behaviours_json(o).c_str(), o.host_cores, o.cpu_slice);
         fflush(stdout);
         wall_mark = now;
         reset_counts(net);

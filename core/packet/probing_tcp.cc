@@ -168,6 +168,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     probing_tcp_options opt;
 
     void queued(uint32_t bytes) override { in_queue += bytes; }
+    uint32_t gso_follow() const override { return gso_left > 0 && gso_at == Simulator::Now() ? gso_left - 1 : 0; }
     void left(uint32_t bytes) override
     {
         in_queue -= std::min(bytes, in_queue);
@@ -333,6 +334,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         if (w > 0 && !opt.forward_retransmits && only_forward_retransmits_left()) return 0;
         if (w == 0 || !opt.small_queues) return w;
         if (gso_left > 0 && gso_at == Simulator::Now()) return w;   /* the rest of a GSO packet that passed */
+        if (opt.gso_clumps && tso_defer(w)) return 0;   /* the next ACK sends again */
         const uint32_t k = gso_segments();
         if (in_queue < small_queue_limit(k) ||
             m_txBuffer->BytesInFlight() <= m_tcb->m_segmentSize) {   /* tcp_rtx_queue_empty_or_single_skb */
@@ -481,14 +483,39 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     {
         if (!opt.tsq_gso) return 1;
         const uint64_t mss = m_tcb->m_segmentSize;
-        uint64_t bytes = (uint64_t)pacing_rate() >> LINUX_PACING_SHIFT;
-        const uint64_t shift = m_tcb->m_minRtt == Time::Max() ? 0 : (uint64_t)m_tcb->m_minRtt.GetMicroSeconds() >> LINUX_TSO_RTT_LOG;
-        if (shift < 32) bytes += LINUX_GSO_MAX_SIZE >> shift;
-        const uint64_t autosize = std::max<uint64_t>(std::min<uint64_t>(bytes, LINUX_GSO_MAX_SIZE) / mss, LINUX_MIN_TSO_SEGS);
+        const uint64_t autosize = gso_segments_full();
         const uint64_t cwnd = m_tcb->m_cWnd.Get() / mss, flight = (m_txBuffer->BytesInFlight() + mss - 1) / mss;
         const uint64_t unsent = (m_txBuffer->SizeFromSequence(m_tcb->m_nextTxSequence) + mss - 1) / mss;
         const uint64_t k = std::min({autosize, std::max<uint64_t>(cwnd / 2, 1), cwnd > flight ? cwnd - flight : 1, unsent});
         return (uint32_t)std::max<uint64_t>(k, 1);
+    }
+    uint32_t gso_segments_full() const   /* tcp_tso_autosize's count alone */
+    {
+        const uint64_t mss = m_tcb->m_segmentSize;
+        uint64_t bytes = (uint64_t)pacing_rate() >> LINUX_PACING_SHIFT;
+        const uint64_t shift = m_tcb->m_minRtt == Time::Max() ? 0 : (uint64_t)m_tcb->m_minRtt.GetMicroSeconds() >> LINUX_TSO_RTT_LOG;
+        if (shift < 32) bytes += LINUX_GSO_MAX_SIZE >> shift;
+        return (uint32_t)std::max<uint64_t>(std::min<uint64_t>(bytes, LINUX_GSO_MAX_SIZE) / mss, LINUX_MIN_TSO_SEGS);
+    }
+    /* Linux's tcp_tso_should_defer (tcp_tso_win_divisor 3), with `room`
+     * bytes of window left: outside a recovery, within 1 ms of the last
+     * send and with more than a segment to send, a packet that would be
+     * smaller than a full GSO packet and a third of the window waits for
+     * the next ACK if it is due within min(srtt / 2, 1 ms) (the oldest
+     * segment out sent a smoothed RTT ago) */
+    bool tso_defer(uint32_t room) const
+    {
+        const Time now = Simulator::Now();
+        const uint64_t mss = m_tcb->m_segmentSize;
+        if (m_tcb->m_congState >= TcpSocketState::CA_RECOVERY || last_send.IsNegative() ||
+            now - last_send > MilliSeconds(1) || m_txBuffer->SizeFromSequence(m_tcb->m_nextTxSequence) <= mss)
+            return false;
+        const uint32_t k = gso_segments_full();
+        if (room >= k * mss || room >= std::min<uint64_t>(m_rWnd.Get(), m_tcb->m_cWnd.Get()) / 3) return false;
+        const std::list<TcpTxItem *> &sent = sent_list(*m_txBuffer);
+        if (sent.empty()) return false;
+        const Time srtt = m_rtt->GetEstimate();
+        return sent.front()->GetLastSent() + srtt - now <= std::min(srtt / 2, MilliSeconds(1));
     }
     /* tcp_small_queue_check's limit in bytes of packets, for a GSO packet
      * of `segments`: max(2 x its truesize, the pacing rate >> 10), doubled

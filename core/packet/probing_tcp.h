@@ -28,6 +28,15 @@ struct probing_tcp_options {
      * come to the kernel's, but the validation grid moves away: off by
      * default (docs/results/2026-12-01-packet-gso-queues.md). */
     bool tsq_gso = false;
+    /* With tsq_gso, GSO packets built and sent as the testbed's kernel
+     * does: a packet smaller than a full one and a third of the window
+     * waits for an ACK due within min(srtt / 2, 1 ms)
+     * (tcp_tso_should_defer); the machine's queue sends its segments
+     * together and shapes as the testbed's htb, switch ports as its tbf
+     * (tree_net.h).  The packets come to the kernel's; the grid does not
+     * come closer: off by default
+     * (docs/results/2026-12-02-packet-gso-clumps.md). */
+    bool gso_clumps = false;
     /* The window counted in packets, as Linux counts it: full when no
      * full segment fits in it (tcp_cwnd_validate: packets in flight >=
      * snd_cwnd), and a restart after idle halving it and keeping 3/4 of it
@@ -115,6 +124,9 @@ ns3::Ptr<ns3::Socket> probing_tcp_socket(ns3::Ptr<ns3::Node> node, const probing
 struct small_queue_owner {
     virtual void queued(uint32_t bytes) = 0;
     virtual void left(uint32_t bytes) = 0;
+    /* segments of the GSO packet being queued still to come after this one
+     * (tsq_gso; else 0): the queue keeps them together (gso_clumps) */
+    virtual uint32_t gso_follow() const { return 0; }
     virtual ~small_queue_owner() = default;
 };
 small_queue_owner *probing_tcp_sender();

@@ -9,13 +9,20 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 using namespace ns3;
 
 namespace {
 
-/* An IPv4 packet and the point-to-point header a device queue counts. */
-constexpr uint32_t FULL_FRAME = 1500 + 2;
+/* The point-to-point header a device sends and queues with a packet, and a
+ * full IPv4 packet with it. */
+constexpr uint32_t LINK_HEADER_BYTES = 2;
+constexpr uint32_t FULL_FRAME = 1500 + LINK_HEADER_BYTES;
+
+/* A veth's rate under a shaper of `rate` (gso_clumps): fast enough that a
+ * burst reaches the next queue at once (a frame in at most 1.2 us). */
+DataRate veth_rate(double rate) { return DataRate((uint64_t)std::max(1e10, 10 * rate)); }
 
 /* Routing on a tree: every node holds, per destination machine, the
  * interface that leads towards it (down to the child whose subtree holds it,
@@ -105,8 +112,35 @@ class HostQueueDisc : public QueueDisc {
     bool sparse_first = true;
     uint64_t *peak = nullptr;         /* the most packets any machine's queue held */
     uint64_t *peers_peak = nullptr;   /* the most peers any machine's queue held bulk for */
+    gso_count *gso = nullptr;         /* the data segments queued and the GSO packets they made */
+    /* gso_clumps: the queue shapes to the link's rate (its device is
+     * faster) as the testbed's htb over a veth does: a packet leaves while
+     * the bucket is not in debt, and a GSO packet's segments leave together,
+     * in one turn, whatever the bucket (htb dequeues the packet whole) */
+    double shape_bps = 0;             /* 0: no shaping, the device paces */
+    double bucket_bytes = 0;          /* the machine's bucket's depth (the root class's burst) */
+    double peer_bucket_bytes = 0;     /* a peer's bucket's (its class's cburst) */
 
   private:
+    /* a token bucket at the link's rate: its tokens now (bytes; < 0 in debt) */
+    struct bucket {
+        double tokens = 0;
+        Time filled;
+        double now(double depth, double bps)
+        {
+            const Time t = Simulator::Now();
+            tokens = std::min(depth, tokens + (t - filled).GetSeconds() * bps / 8);
+            filled = t;
+            return tokens;
+        }
+    };
+    bucket root;                      /* the machine's */
+    std::unordered_map<uint32_t, bucket> peer_bucket;   /* each peer's */
+    EventId wake;                     /* a dequeue at the buckets' next credit */
+    std::unordered_set<const QueueDiscItem *> follows;   /* queued segments a GSO packet's next follows */
+    bool in_packet = false;           /* the last segment out has more of its GSO packet behind it: */
+    uint32_t packet_peer = 0;         /* to this peer, */
+    Time packet_at;                   /* sent in this instant (they go next, together) */
     std::unordered_map<uint32_t, uint32_t> bulk;   /* flow hash -> its packets in the bulk */
     std::unordered_map<const QueueDiscItem *, small_queue_owner *> owner;   /* a queued data segment's socket */
     std::unordered_map<uint32_t, size_t> peer_queue;   /* peer address -> its bulk FIFO (internal queue 1, 2, ...) */
@@ -168,17 +202,72 @@ class HostQueueDisc : public QueueDisc {
         if (small_queue_owner *s = probing_tcp_sender()) {
             owner[PeekPointer(item)] = s;
             s->queued(item->GetSize());
+            if (band > 0) {   /* a data segment: it ends its GSO packet unless more follow */
+                const bool more = s->gso_follow() > 0;
+                if (shape_bps > 0 && more) follows.insert(PeekPointer(item));
+                if (gso) ++gso->segments, gso->packets += !more;
+            }
         }
         if (peak) *peak = std::max<uint64_t>(*peak, GetNPackets());
         return true;
     }
+    /* a dequeue when a bucket `debt` bytes short will let a packet go */
+    void wake_after(double debt)
+    {
+        const Time in = Seconds(debt > 0 ? debt * 8 / shape_bps : 0) + NanoSeconds(1);
+        if (!wake.IsRunning() || (int64_t)wake.GetTs() > (Simulator::Now() + in).GetTimeStep()) {
+            wake.Cancel();
+            wake = Simulator::Schedule(in, &QueueDisc::Run, this);
+        }
+    }
+    /* the peer's FIFO first in turn, if it has one */
+    bool to_front(uint32_t peer)
+    {
+        for (size_t k = 0; k < turn.size(); k++)
+            if (turn[k].second == peer) {
+                std::swap(turn[0], turn[k]);   /* the order of the others matters less than a GSO packet's */
+                return true;
+            }
+        return false;
+    }
     Ptr<QueueDiscItem> DoDequeue() override
     {
-        if (Ptr<QueueDiscItem> item = GetInternalQueue(0)->Dequeue()) return leaving(item);
+        if (in_packet && packet_at != Simulator::Now()) in_packet = false;   /* its sender sent less than it said */
+        if (in_packet) {   /* the rest of a GSO packet goes next, whatever the buckets */
+            if (!to_front(packet_peer)) {   /* its next segment comes in this instant */
+                wake_after(0);
+                return nullptr;
+            }
+        } else if (shape_bps > 0) {
+            if (GetInternalQueue(0)->IsEmpty() && turn.empty()) return nullptr;
+            if (const double t = root.now(bucket_bytes, shape_bps); t < 0) {
+                wake_after(-t);
+                return nullptr;
+            }
+            if (GetInternalQueue(0)->IsEmpty()) {   /* the first peer in turn whose own bucket lets it send */
+                double least = -1e300;
+                size_t tried = 0;
+                for (; tried < turn.size(); tried++) {
+                    const double t = peer_bucket[turn.front().second].now(peer_bucket_bytes, shape_bps);
+                    if (t >= 0) break;
+                    least = std::max(least, t);
+                    turn.push_back(turn.front());
+                    turn.pop_front();
+                }
+                if (tried == turn.size()) {
+                    wake_after(-least);
+                    return nullptr;
+                }
+            }
+        }
+        Ptr<QueueDiscItem> item;
+        if (!in_packet && (item = GetInternalQueue(0)->Dequeue())) return leaving(spent(item, 0));
         if (turn.empty()) return nullptr;
         auto [q, peer] = turn.front();
         turn.pop_front();
-        Ptr<QueueDiscItem> item = GetInternalQueue(q)->Dequeue();
+        item = GetInternalQueue(q)->Dequeue();
+        in_packet = item && follows.erase(PeekPointer(item)) > 0;
+        if (in_packet) packet_peer = peer, packet_at = Simulator::Now();
         if (!GetInternalQueue(q)->IsEmpty()) {
             turn.emplace_back(q, peer);
         } else {   /* back to the pool */
@@ -189,7 +278,26 @@ class HostQueueDisc : public QueueDisc {
             auto b = bulk.find(item->Hash(0));
             if (b != bulk.end() && --b->second == 0) bulk.erase(b);
         }
-        return leaving(item);
+        return leaving(spent(item, peer));
+    }
+    /* the buckets pay for a packet leaving, its frame's bytes on the link */
+    Ptr<QueueDiscItem> spent(Ptr<QueueDiscItem> item, uint32_t peer)
+    {
+        if (item && shape_bps > 0) {
+            const double bytes = item->GetSize() + LINK_HEADER_BYTES;
+            root.now(bucket_bytes, shape_bps);
+            root.tokens -= bytes;
+            if (peer) {
+                peer_bucket[peer].now(peer_bucket_bytes, shape_bps);
+                peer_bucket[peer].tokens -= bytes;
+            }
+        }
+        return item;
+    }
+    void DoDispose() override
+    {
+        wake.Cancel();
+        QueueDisc::DoDispose();
     }
     bool CheckConfig() override
     {
@@ -323,6 +431,17 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                 qd->sparse_first = o.host_sparse_first;
                 qd->peak = &net.host_queue_peak;
                 qd->peers_peak = &net.host_queue_peers_peak;
+                qd->gso = &net.host_gso;
+                if (o.gso_clumps) {
+                    /* the testbed's htb over a veth: the device takes a
+                     * packet at once, the queue's buckets (the root class's
+                     * and each peer class's burst) pace */
+                    const double rate = bw > 0 ? bw : o.rate_bps;
+                    qd->shape_bps = rate;
+                    qd->bucket_bytes = tc_shaper_bucket(rate);
+                    qd->peer_bucket_bytes = TC_SHAPER_CLASS_FRAMES * TC_ETHERNET_FRAME;
+                    DynamicCast<PointToPointNetDevice>(dev)->SetDataRate(veth_rate(rate));
+                }
                 Ptr<TrafficControlLayer> tcl = net.node[n]->GetObject<TrafficControlLayer>();
                 tcl->SetRootQueueDiscOnDevice(dev, qd);
                 qd->TraceConnectWithoutContext("Drop", MakeBoundCallback(
@@ -336,8 +455,21 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                  * ns-3's device queue alone stops taking anything once a full
                  * frame no longer fits, so a full port dropped every ACK. */
                 const uint32_t bytes = (uint32_t)(o.switch_queue_packets - 1) * FULL_FRAME;
-                Ptr<FifoQueueDisc> qd = CreateObjectWithAttributes<FifoQueueDisc>(
-                    "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::BYTES, bytes)));
+                Ptr<QueueDisc> qd;
+                if (o.gso_clumps) {
+                    /* the testbed's tbf over a veth: the device takes a
+                     * packet at once, the shapers' bucket paces, over a
+                     * byte FIFO of the port's frames */
+                    const double rate = bw > 0 ? bw : o.rate_bps;
+                    qd = CreateObjectWithAttributes<TbfQueueDisc>(
+                        "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::BYTES, bytes + FULL_FRAME)),
+                        "Burst", UintegerValue((uint32_t)tc_shaper_bucket(rate)),
+                        "Mtu", UintegerValue(FULL_FRAME), "Rate", DataRateValue(DataRate((uint64_t)rate)));
+                    DynamicCast<PointToPointNetDevice>(dev)->SetDataRate(veth_rate(rate));
+                } else {
+                    qd = CreateObjectWithAttributes<FifoQueueDisc>(
+                        "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::BYTES, bytes)));
+                }
                 net.node[n]->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(dev, qd);
                 const int to = side == 0 ? parent : child;
                 net.ports.push_back({std::string(tc_topology_node_name(t, n)) + "->" + tc_topology_node_name(t, to), 0,

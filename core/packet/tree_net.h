@@ -27,6 +27,9 @@ struct net_options {
     bool host_sparse_first;       /* the machine's queue sends a sparse flow's short packets first and its
                                      bulk round-robin between peer machines; else it is one FIFO */
     bool socket_hash;             /* TCP finds sockets by a hash (probing_tcp_l4), else ns-3's walk */
+    bool gso_clumps = false;      /* a machine's queue shapes to its link's rate over a faster device and sends
+                                     a GSO packet's segments together (HostQueueDisc); a switch port shapes
+                                     with a bucket over a faster device (the testbed's tbf) */
 };
 
 /* A switch port's drops: "child->parent" up a link, "parent->child" down
@@ -38,6 +41,12 @@ struct port_drops {
     uint64_t *total = nullptr;    /* the net's drops_switch, counted with it */
 };
 
+/* Data segments machines' queues took from their sockets, and the GSO
+ * packets they came in (tsq_gso; else one a segment). */
+struct gso_count {
+    uint64_t segments = 0, packets = 0;
+};
+
 struct tree_net {
     std::vector<ns3::Ptr<ns3::Node>> node;        /* per topology node */
     std::vector<ns3::Ipv4Address> machine_addr;   /* per machine rank */
@@ -47,6 +56,7 @@ struct tree_net {
     uint64_t drops_unplaced = 0;                  /* switch drops outside a port's queue (none expected) */
     uint64_t host_queue_peak = 0;                 /* the most packets a machine's egress queue held */
     uint64_t host_queue_peers_peak = 0;           /* the most peers one machine's queue held bulk for at once */
+    gso_count host_gso;                           /* the segments machines sent and their GSO packets */
     std::deque<port_drops> ports;                 /* per switch port (stable addresses) */
     ns3::Ptr<ns3::Node> node_of_machine(int r) const { return node[machine_node[r]]; }
 };

@@ -189,8 +189,16 @@ double tc_default(const char *name)
         {"segment_size", TC_DEFAULT_SEGMENT_SIZE}, {"plan_whole_max_ranks", TC_PLAN_WHOLE_MAX_RANKS},
         {"pace_lead", TC_DEFAULT_PACE_LEAD}, {"capacitated_pace_lead", TC_DEFAULT_CAPACITATED_PACE_LEAD},
         {"pace_lead_share", TC_DEFAULT_PACE_LEAD_SHARE}, {"short_packet", TC_SHORT_PACKET_BYTES},
+        {"ethernet_frame", TC_ETHERNET_FRAME}, {"shaper_burst", TC_SHAPER_BURST_S},
+        {"shaper_class_frames", TC_SHAPER_CLASS_FRAMES},
     };
     return lookup(defaults, sizeof defaults / sizeof defaults[0], name);
+}
+
+double tc_shaper_bucket(double rate_bps)
+{
+    const double bytes = rate_bps / 8 * TC_SHAPER_BURST_S, least = TC_SHAPER_CLASS_FRAMES * TC_ETHERNET_FRAME;
+    return bytes > least ? bytes : least;
 }
 
 /* Shortest text that reads back as v: the largest unit giving a value >= 1,

@@ -203,6 +203,7 @@ _PROTOS = {
     "tc_parse_time": (I, [S, D, ctypes.POINTER(D)]),
     "tc_limit": (D, [S]),
     "tc_default": (D, [S]),
+    "tc_shaper_bucket": (D, [D]),
     "tc_parse_size": (I, [S, ctypes.POINTER(ctypes.c_longlong)]),
     "tc_format_rate": (None, [D, ctypes.c_char_p, ctypes.c_size_t]),
     "tc_format_time": (None, [D, ctypes.c_char_p, ctypes.c_size_t]),
@@ -405,6 +406,12 @@ def default(name: str) -> float:
     if v < 0:
         raise KeyError(name)
     return v
+
+
+def shaper_bucket(rate_bps: float) -> int:
+    """The emulated cluster's shapers' bucket for a link of rate_bps, in
+    bytes (tc_shaper_bucket)."""
+    return int(lib().tc_shaper_bucket(float(rate_bps)))
 
 
 def parse_rate(text: str, bare_unit: float | None = None) -> float:

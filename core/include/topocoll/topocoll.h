@@ -483,6 +483,15 @@ const char *tc_phase_order_name(int order);   /* NULL past the last */
  * bytes: the emulated cluster's short-first htb filter and the packet
  * simulator's sparse-first queue. */
 #define TC_SHORT_PACKET_BYTES 128
+/* The emulated cluster's shapers (htb at a machine's egress, tbf at a switch
+ * port, each over a veth that takes a packet at once): a bucket of
+ * TC_SHAPER_BURST_S at the rate, at least TC_SHAPER_CLASS_FRAMES full
+ * Ethernet frames of TC_ETHERNET_FRAME bytes (a tbf queue counts a frame's
+ * bytes); a machine's class for one peer bursts TC_SHAPER_CLASS_FRAMES
+ * frames.  The packet simulator's --gso-clumps shapes as they do. */
+#define TC_ETHERNET_FRAME 1514
+#define TC_SHAPER_BURST_S 0.001
+#define TC_SHAPER_CLASS_FRAMES 2
 /* Pacing rates from machine me to every machine of t (rate[p], bit/s; 0 for
  * me and where a path's rate is unknown): the path's narrowest link
  * (bandwidth where the topology gives none; 0: unknown) times
@@ -496,8 +505,12 @@ int tc_pace_rates(const tc_topology *t, int me, double bandwidth, double *rate);
 double tc_pace_lead(int algorithm, const tc_topology *t, double bandwidth);
 /* "fanout", "bandwidth", "latency", "segment_size", "plan_whole_max_ranks"
  * (TC_PLAN_WHOLE_MAX_RANKS), "pace_lead", "capacitated_pace_lead", "pace_lead_share",
- * "short_packet" (TC_SHORT_PACKET_BYTES); -1 for an unknown name. */
+ * "short_packet" (TC_SHORT_PACKET_BYTES), "ethernet_frame", "shaper_burst"
+ * (seconds), "shaper_class_frames"; -1 for an unknown name. */
 double tc_default(const char *name);
+/* The emulated cluster's shapers' bucket for a link of rate_bps, in bytes:
+ * TC_SHAPER_BURST_S at the rate, at least TC_SHAPER_CLASS_FRAMES frames. */
+double tc_shaper_bucket(double rate_bps);
 unsigned tc_algorithm_params(int index);
 int tc_algorithm_count(void);
 const char *tc_algorithm_name(int index);

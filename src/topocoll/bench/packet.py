@@ -73,8 +73,9 @@ def describe_model(m: dict) -> str:
              ("timeout_keeps_ssthresh", "timeouts keep a recovery's ssthresh", None),
              ("small_queues", "TCP small queues", "no TCP small queues"),
              ("tsq_gso", "checked a GSO packet at a time", None),
+             ("gso_clumps", "GSO packets leaving machines whole", None),
              ("window_in_packets", "the window counted in packets", None)]
-    within = {"ack_rtt": "linux_hystart", "tsq_gso": "small_queues"}   # a part of another behaviour: said only where that one runs
+    within = {"ack_rtt": "linux_hystart", "tsq_gso": "small_queues", "gso_clumps": "tsq_gso"}   # a part of another behaviour: said only where that one runs
     parts += [said for said in (on if m[key] else off for key, on, off in flags
                                 if m[within.get(key, key)] or key not in within) if said]
     parts.append("send buffer autotuned" if m["sndbuf"] == 0 else f"send buffer {m['sndbuf']} bytes")

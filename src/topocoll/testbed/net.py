@@ -35,13 +35,15 @@ from pathlib import Path
 
 from .._core import Topology, TopocollError
 from .._core import default as core_default   # htb() has a parameter named default
+from .._core import shaper_bucket
 
 PREFIX = "topocoll-"
 STATE_DIR = Path("/run/topocoll")
 STATE = STATE_DIR / "testbed.json"
 NETNS_ETC = Path("/etc/netns")
 SUBNET = "10.123"
-MTU_FRAME = 1514          # bytes a full Ethernet frame takes in a tbf queue
+MTU_FRAME = int(core_default("ethernet_frame"))   # bytes a full Ethernet frame takes in a tbf queue
+CLASS_FRAMES = int(core_default("shaper_class_frames"))   # a peer class's burst, in frames
 NIC_QUEUE = 1000          # a NIC's default txqueuelen
 KERNEL_RTO = "kernel default"   # the record's rto_min when --rto-min is not given
 MAX_PEER_CLASSES = 0xffff - 0x100   # sparse-first's htb classes 1:100 and up, one a peer and one for the rest
@@ -81,8 +83,8 @@ def our_namespaces() -> list[str]:
 
 
 def burst_bytes(rate_bps: float) -> int:
-    """The shapers' bucket: about 1 ms at the rate, at least two frames."""
-    return max(2 * MTU_FRAME, int(rate_bps / 8 / 1000))
+    """The shapers' bucket: about 1 ms at the rate, at least two frames (the core's)."""
+    return shaper_bucket(rate_bps)
 
 
 def tbf(ns: str, dev: str, rate_bps: float, queue_packets: int) -> None:
@@ -116,7 +118,7 @@ def short_first(ns: str, dev: str, rate_bps: float, queue_packets: int, peers: t
     only if its ACK is not older than one already seen), samples the RTT from
     that echo when an ACK covers a retransmission, and its RTO grows to
     seconds (docs/results/2026-11-27-testbed-host-queue.md)."""
-    burst, rate, frames = burst_bytes(rate_bps), int(rate_bps), 2 * MTU_FRAME
+    burst, rate, frames = burst_bytes(rate_bps), int(rate_bps), CLASS_FRAMES * MTU_FRAME
     # as the simulator's sparse-first queue counts; a power of two (the core
     # asserts it), which the u32 mask below needs
     short = int(core_default("short_packet"))
@@ -145,7 +147,7 @@ def sparse_first(ns: str, dev: str, rate_bps: float, queue_packets: int, peers: 
     if len(peers) + 1 > MAX_PEER_CLASSES:
         raise TopocollError("invalid argument", f"--host-queue sparse-first: at most {MAX_PEER_CLASSES} machines "
                             f"(an htb class a peer), not {len(peers) + 1}; use short-first or fifo")
-    rate, frames = int(rate_bps), 2 * MTU_FRAME
+    rate, frames = int(rate_bps), CLASS_FRAMES * MTU_FRAME
     share = rate // (len(peers) + 1)
     classes = []
     for j in range(len(peers) + 1):
