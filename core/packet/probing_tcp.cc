@@ -168,7 +168,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     probing_tcp_options opt;
 
     void queued(uint32_t bytes) override { in_queue += bytes; }
-    uint32_t gso_follow() const override { return gso_left > 0 && gso_at == Simulator::Now() ? gso_left - 1 : 0; }
+    uint32_t gso_follow() const override { return in_gso_packet() ? gso_left - 1 : 0; }
     void left(uint32_t bytes) override
     {
         in_queue -= std::min(bytes, in_queue);
@@ -333,7 +333,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         const uint32_t w = TcpSocketBase::AvailableWindow();
         if (w > 0 && !opt.forward_retransmits && only_forward_retransmits_left()) return 0;
         if (w == 0 || !opt.small_queues) return w;
-        if (gso_left > 0 && gso_at == Simulator::Now()) return w;   /* the rest of a GSO packet that passed */
+        if (in_gso_packet()) return w;   /* the rest of a GSO packet that passed */
         if (opt.gso_clumps && tso_defer(w)) return 0;   /* the next ACK sends again */
         const uint32_t k = gso_segments();
         if (in_queue < small_queue_limit(k) ||
@@ -415,6 +415,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     mutable bool throttled = false;  /* held back by them: send when one leaves */
     mutable uint32_t gso_left = 0;   /* segments of the GSO packet that passed them, */
     mutable Time gso_at;             /* at this instant (tsq_gso) */
+    bool in_gso_packet() const { return gso_left > 0 && gso_at == Simulator::Now(); }
 
     /* SACK compression's state (tcp_sock's compressed_ack, dup_ack_counter,
      * compressed_ack_rcv_nxt) */

@@ -402,8 +402,9 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
         int child, parent;
         double bw, lat;
         tc_topology_link(t, l, &child, &parent, &bw, &lat);   /* tree_net_check saw its ends */
+        const double rate = bw > 0 ? bw : o.rate_bps;
         PointToPointHelper p2p;
-        p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate((uint64_t)(bw > 0 ? bw : o.rate_bps))));
+        p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate((uint64_t)rate)));
         p2p.SetChannelAttribute("Delay", TimeValue(Seconds(lat > 0 ? lat : o.latency_s)));
         p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, 1)));
         NetDeviceContainer d = p2p.Install(net.node[child], net.node[parent]);
@@ -436,7 +437,6 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                     /* the testbed's htb over a veth: the device takes a
                      * packet at once, the queue's buckets (the root class's
                      * and each peer class's burst) pace */
-                    const double rate = bw > 0 ? bw : o.rate_bps;
                     qd->shape_bps = rate;
                     qd->bucket_bytes = tc_shaper_bucket(rate);
                     qd->peer_bucket_bytes = TC_SHAPER_CLASS_FRAMES * TC_ETHERNET_FRAME;
@@ -460,7 +460,6 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                     /* the testbed's tbf over a veth: the device takes a
                      * packet at once, the shapers' bucket paces, over a
                      * byte FIFO of the port's frames */
-                    const double rate = bw > 0 ? bw : o.rate_bps;
                     qd = CreateObjectWithAttributes<TbfQueueDisc>(
                         "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::BYTES, bytes + FULL_FRAME)),
                         "Burst", UintegerValue((uint32_t)tc_shaper_bucket(rate)),

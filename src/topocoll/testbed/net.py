@@ -35,7 +35,7 @@ from pathlib import Path
 
 from .._core import Topology, TopocollError
 from .._core import default as core_default   # htb() has a parameter named default
-from .._core import shaper_bucket
+from .._core import shaper_bucket   # the shapers' bucket: 1 ms at the rate, at least two frames
 
 PREFIX = "topocoll-"
 STATE_DIR = Path("/run/topocoll")
@@ -82,16 +82,11 @@ def our_namespaces() -> list[str]:
     return [line.split()[0] for line in out.splitlines() if line.startswith(PREFIX)]
 
 
-def burst_bytes(rate_bps: float) -> int:
-    """The shapers' bucket: about 1 ms at the rate, at least two frames (the core's)."""
-    return shaper_bucket(rate_bps)
-
-
 def tbf(ns: str, dev: str, rate_bps: float, queue_packets: int) -> None:
     """Shape dev's egress to rate with a queue of queue_packets frames:
     burst of a few frames (tbf needs at least one MTU), latency-free limit."""
     sh("tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", f"{int(rate_bps)}bit",
-       "burst", str(burst_bytes(rate_bps)), "limit", str(queue_packets * MTU_FRAME), ns=ns)
+       "burst", str(shaper_bucket(rate_bps)), "limit", str(queue_packets * MTU_FRAME), ns=ns)
 
 
 def htb(ns: str, dev: str, rate_bps: float, default: str, classes: list[str]) -> None:
@@ -99,7 +94,7 @@ def htb(ns: str, dev: str, rate_bps: float, default: str, classes: list[str]) ->
     under it, the `classes` lines (tc's own syntax, leaf classes, their
     qdiscs and the filters), unclassified packets to `default`; one tc
     process for all of them."""
-    burst, rate = burst_bytes(rate_bps), int(rate_bps)
+    burst, rate = shaper_bucket(rate_bps), int(rate_bps)
     sh("tc", "qdisc", "del", "dev", dev, "root", ns=ns, check=False)   # htb will not replace another htb
     lines = [f"qdisc add dev {dev} root handle 1: htb default {default}",
              f"class add dev {dev} parent 1: classid 1:1 htb rate {rate}bit ceil {rate}bit burst {burst} "
@@ -118,7 +113,7 @@ def short_first(ns: str, dev: str, rate_bps: float, queue_packets: int, peers: t
     only if its ACK is not older than one already seen), samples the RTT from
     that echo when an ACK covers a retransmission, and its RTO grows to
     seconds (docs/results/2026-11-27-testbed-host-queue.md)."""
-    burst, rate, frames = burst_bytes(rate_bps), int(rate_bps), CLASS_FRAMES * MTU_FRAME
+    burst, rate, frames = shaper_bucket(rate_bps), int(rate_bps), CLASS_FRAMES * MTU_FRAME
     # as the simulator's sparse-first queue counts; a power of two (the core
     # asserts it), which the u32 mask below needs
     short = int(core_default("short_packet"))
