@@ -153,6 +153,11 @@ const char *HELP =
     "  --sack-compression on|off  the receiver compresses SACKs as Linux's: of the ACKs out-of-order\n"
     "                       segments call for at one point, three go at once, the rest wait min(1 ms,\n"
     "                       srtt / 20) and go as one (44 at most); off: each goes at once (ns-3's) [on]\n"
+    "  --linux-receive on|off  the receiver's window and ACKs as Linux's: a receive buffer from tcp_rmem's\n"
+    "                       128 KiB that grows as the application reads, and an ACK past a full segment at\n"
+    "                       once only while the window would not shrink, else at the application's next read\n"
+    "                       or the delayed-ACK timer; off: ns-3's, --rcvbuf fixed and an ACK every second\n"
+    "                       segment [off: see docs/packet.md]\n"
     "  --socket-lookup hash|walk  how a node's TCP finds a packet's socket: a hash, or ns-3's walk of\n"
     "                       every socket (the same results, slower from 128 machines) [hash]\n"
     "  --mss BYTES          TCP payload a segment [1448]; --rcvbuf BYTES [4194304]\n"
@@ -280,6 +285,7 @@ options parse(int argc, char **argv)
         else if (a == "--linux-tlp") o.tcp.linux_tlp = on_off(a.c_str(), v);
         else if (a == "--linux-prr") o.tcp.linux_prr = on_off(a.c_str(), v);
         else if (a == "--sack-compression") o.tcp.sack_compression = on_off(a.c_str(), v);
+        else if (a == "--linux-receive") o.tcp.linux_receive = on_off(a.c_str(), v);
         else if (a == "--pace-lead") o.pace_lead = number(a.c_str(), v);
         else if (a == "--pace-lead-share") o.pace_lead_share = number(a.c_str(), v);
         else if (a == "--piece-size") o.piece_size = whole(a.c_str(), v, 1, 1LL << 30);
@@ -344,6 +350,10 @@ void tcp_defaults(const options &o)
     Config::SetDefault("ns3::TcpSocket::DataRetries", UintegerValue(15));   /* Linux's tcp_retries2; ns-3's is 6 */
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(o.rto_min)));
     Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MilliSeconds(1)));
+    /* a window closed to nothing is probed after the RTO's minimum, as Linux's
+     * tcp_probe0 does (ns-3's first probe waits 6 s); only Linux's receiver
+     * closes one (--rcvbuf is otherwise never full) */
+    if (o.tcp.linux_receive) Config::SetDefault("ns3::TcpSocket::PersistTimeout", TimeValue(Seconds(o.rto_min)));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
     /* with loss probes, a hole below SACKed data is a loss at once (as RACK
      * decides; the tree never reorders a flow): probing_tcp.cc */
@@ -510,7 +520,7 @@ std::string tcp_behaviours_json(const options &o)
         {"linux_tlp", o.tcp.linux_tlp},         {"linux_prr", o.tcp.linux_prr},
         {"sack_compression", o.tcp.sack_compression}, {"ack_rtt", o.tcp.ack_rtt},
         {"tsq_gso", o.tcp.tsq_gso},             {"window_in_packets", o.tcp.window_in_packets},
-        {"gso_clumps", o.tcp.gso_clumps}};
+        {"gso_clumps", o.tcp.gso_clumps},       {"linux_receive", o.tcp.linux_receive}};
     std::string json;
     for (const auto &[name, on] : flags) json += std::string(json.empty() ? "" : ", ") + "\"" + name + "\": " + (on ? "true" : "false");
     return json;
@@ -637,7 +647,7 @@ int main(int argc, char **argv)
         const probing_tcp_hystart hy = probing_tcp_hystart_counts();
         printf("], \"bottleneck_load\": %.0f, \"checked\": %s, \"bad_bytes\": %lld, \"drops_switch\": %llu, "
                "\"drops_host\": %llu, \"drops_device\": %llu, \"messages\": %llu, \"fragments\": %llu, \"rendezvous\": %llu, "
-               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_counted_before\": %llu, \"tcp_hystart_exits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"tcp_repeat_timeouts\": %llu, \"tcp_acks_compressed\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
+               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_counted_before\": %llu, \"tcp_hystart_exits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"tcp_repeat_timeouts\": %llu, \"tcp_acks_compressed\": %llu, \"tcp_acks_at_read\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
                "\"max_rss_mib\": %.1f, \"rendezvous_protocol\": \"%s\", \"skew\": %.9g, \"seed\": %llu, ",
                bound, check ? "true" : "false", bad_bytes[b], (unsigned long long)net.drops_switch,
                (unsigned long long)net.drops_host, (unsigned long long)net.drops_device, (unsigned long long)ss.messages, (unsigned long long)ss.fragments,
@@ -645,7 +655,7 @@ int main(int argc, char **argv)
                (unsigned long long)probing_tcp_probes(), (unsigned long long)probing_tcp_lost_retransmits(),
                (unsigned long long)probing_tcp_rack_lost(), (unsigned long long)probing_tcp_counted_before(),
                (unsigned long long)hy.exits, (unsigned long long)ss.recovery_timeouts, ss.recovery_s,
-               (unsigned long long)probing_tcp_floor_timeouts(), (unsigned long long)probing_tcp_repeat_timeouts(), (unsigned long long)probing_tcp_acks_compressed(), connect_s, connect_drops, pl.native_choice,
+               (unsigned long long)probing_tcp_floor_timeouts(), (unsigned long long)probing_tcp_repeat_timeouts(), (unsigned long long)probing_tcp_acks_compressed(), (unsigned long long)probing_tcp_acks_at_read(), connect_s, connect_drops, pl.native_choice,
                now - wall_mark, ru.ru_maxrss / 1024.0, o.rendezvous.c_str(), o.skew, o.seed);
         printf("\"tcp_hystart_train\": %llu, \"tcp_hystart_train_cwnd\": %llu, \"tcp_hystart_delay\": %llu, "
                "\"tcp_hystart_delay_cwnd\": %llu, \"drops_by_port\": {", (unsigned long long)hy.train, (unsigned long long)hy.train_cwnd,

@@ -52,6 +52,7 @@
 #include "event_trace.h"
 #include "linux_cubic.h"
 #include "linux_prr.h"
+#include "linux_receive.h"
 
 #include <algorithm>
 #include <list>
@@ -63,7 +64,8 @@ using namespace ns3;
 
 namespace {
 
-uint64_t g_probes = 0, g_lost_retransmits = 0, g_rack_lost = 0, g_floor_timeouts = 0, g_counted_before = 0, g_repeat_timeouts = 0, g_acks_compressed = 0;
+uint64_t g_probes = 0, g_lost_retransmits = 0, g_rack_lost = 0, g_floor_timeouts = 0, g_counted_before = 0, g_repeat_timeouts = 0, g_acks_compressed = 0,
+         g_acks_at_read = 0;
 probing_tcp_hystart g_hystart;   /* HyStart's exits, and by kind as the kernel counts them */
 small_queue_owner *g_sender = nullptr;   /* the socket whose data segment is on its way down the stack */
 
@@ -189,6 +191,8 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         s->held = s->dup_acks = 0;
         s->held_timer = EventId();
         s->traced_state = TcpSocketState::CA_OPEN;
+        s->rx_on = s->in_receive = false;
+        s->read_during = s->copied = 0;
         return s;
     }
 
@@ -207,6 +211,11 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
 
     uint32_t SendDataPacket(SequenceNumber32 seq, uint32_t maxSize, bool withAck) override
     {
+        /* an empty segment: NextSeg's new data with the peer's window full
+         * (nothing_in_receive_window), which a fast recovery's first
+         * retransmission (DoRetransmit) also takes; Linux's recovery then
+         * sends nothing (tcp_xmit_retransmit_queue: nothing marked lost) */
+        if (maxSize == 0) return 0;
         restart_after_idle();
         sending scope(opt.small_queues ? this : nullptr);
         const bool again = seq < m_tcb->m_highTxMark.Get();
@@ -237,10 +246,41 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
      * calls for passes through hold_sack() */
     void ReceivedData(Ptr<Packet> p, const TcpHeader &h) override
     {
-        out_of_order = opt.sack_compression && p->GetSize() > 0 &&
-                       h.GetSequenceNumber() > m_tcb->m_rxBuffer->NextRxSequence();
+        const bool linux_rx = p->GetSize() > 0 && rx_ready();
+        const SequenceNumber32 before = m_tcb->m_rxBuffer->NextRxSequence();
+        if (linux_rx) {
+            m_delAckMaxCount = UINT32_MAX;   /* ns-3 ACKs out of order data, and sets the timer for the rest */
+            in_receive = true;
+        }
+        out_of_order = opt.sack_compression && p->GetSize() > 0 && h.GetSequenceNumber() > before;
         TcpSocketBase::ReceivedData(p, h);
         out_of_order = false;
+        if (!linux_rx) return;
+        in_receive = false;
+        if (m_tcb->m_rxBuffer->NextRxSequence() > before) {   /* in order: tcp_event_data_recv, __tcp_ack_snd_check */
+            rx.grow(rx_held());
+            if (m_delAckEvent.IsRunning() && rx.ack_now(rx_unacked(), rx_held())) SendEmptyPacket(TcpHeader::ACK);
+        }
+        const uint64_t read = read_during;   /* the application read as the segment came: after it */
+        read_during = 0;
+        if (read > 0) after_read(read);
+    }
+    /* linux_receive: the window a segment carries, as tcp_select_window */
+    uint16_t AdvertisedWindowSize(bool scale) const override
+    {
+        if (!scale || !rx_ready()) return TcpSocketBase::AdvertisedWindowSize(scale);
+        const uint64_t w = rx.advertise(rx_unacked(), rx_held());
+        rcv_wup = m_tcb->m_rxBuffer->NextRxSequence();
+        return (uint16_t)std::min<uint64_t>(w >> m_rcvWindShift, 65535);
+    }
+    Ptr<Packet> Recv(uint32_t max_size, uint32_t flags) override
+    {
+        Ptr<Packet> p = TcpSocketBase::Recv(max_size, flags);
+        if (p && p->GetSize() > 0 && rx_on) {
+            if (in_receive) read_during += p->GetSize();   /* the kernel's test runs before the read */
+            else after_read(p->GetSize());
+        }
+        return p;
     }
     void SendEmptyPacket(uint8_t flags) override
     {
@@ -332,6 +372,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     {
         const uint32_t w = TcpSocketBase::AvailableWindow();
         if (w > 0 && !opt.forward_retransmits && only_forward_retransmits_left()) return 0;
+        if (w > 0 && nothing_in_receive_window()) return 0;
         if (w == 0 || !opt.small_queues) return w;
         if (in_gso_packet()) return w;   /* the rest of a GSO packet that passed */
         if (opt.gso_clumps && tso_defer(w)) return 0;   /* the next ACK sends again */
@@ -416,6 +457,57 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     mutable uint32_t gso_left = 0;   /* segments of the GSO packet that passed them, */
     mutable Time gso_at;             /* at this instant (tsq_gso) */
     bool in_gso_packet() const { return gso_left > 0 && gso_at == Simulator::Now(); }
+
+    /* ns-3's NextSeg offers new data while what was sent (SACKed
+     * included) is no more than the peer's window, a segment of the window
+     * left: none when it is exactly the window, and sending that empty
+     * segment crashes ns-3 (TcpRateLinux::SkbSent).  Only a receive window
+     * smaller than the flight can meet it (linux_receive). */
+    bool nothing_in_receive_window() const
+    {
+        if ((uint32_t)(m_tcb->m_highTxMark.Get() - m_txBuffer->HeadSequence()) < m_rWnd.Get()) return false;
+        SequenceNumber32 next, high;
+        const bool rule3 = m_sackEnabled && m_tcb->m_congState == TcpSocketState::CA_RECOVERY;
+        return m_txBuffer->NextSeg(&next, &high, rule3) && high == next;
+    }
+
+    /* linux_receive's state: the receiver (linux_receive.h), started once
+     * the connection is (rx_on); the stream's point the window was last
+     * advertised from (rcv_wup); ReceivedData running (in_receive) and the
+     * bytes the application read meanwhile; all bytes read */
+    mutable topocoll::linux_receive rx;
+    mutable bool rx_on = false;
+    mutable SequenceNumber32 rcv_wup;
+    bool in_receive = false;
+    uint64_t read_during = 0, copied = 0;
+    bool rx_ready() const
+    {
+        if (!opt.linux_receive || m_state == CLOSED || m_state == LISTEN || m_state == SYN_SENT || m_state == SYN_RCVD)
+            return false;
+        if (!rx_on) {
+            rx.init(m_tcb->m_segmentSize, LINUX_SEGMENT_TRUESIZE, m_rcvWindShift, m_tcb->m_rxBuffer->MaxBufferSize(),
+                    Simulator::Now().GetNanoSeconds());
+            rcv_wup = m_tcb->m_rxBuffer->NextRxSequence();
+            rx_on = true;
+        }
+        return true;
+    }
+    uint64_t rx_held() const { return m_tcb->m_rxBuffer->Size() + read_during; }
+    uint64_t rx_unacked() const
+    {
+        const int64_t d = (int64_t)(m_tcb->m_rxBuffer->NextRxSequence() - rcv_wup);
+        return d > 0 ? (uint64_t)d : 0;
+    }
+    /* the application read `n` bytes: the buffer grows (tcp_rcv_space_adjust)
+     * and an ACK waiting for the read goes (tcp_cleanup_rbuf) */
+    void after_read(uint64_t n)
+    {
+        copied += n;
+        rx.adjust(copied, Simulator::Now().GetNanoSeconds(), m_rtt->GetEstimate().GetNanoSeconds());
+        if (!rx.ack_after_read(m_delAckEvent.IsRunning(), rx_unacked(), rx_held(), n)) return;
+        g_acks_at_read++;
+        SendEmptyPacket(TcpHeader::ACK);
+    }
 
     /* SACK compression's state (tcp_sock's compressed_ack, dup_ack_counter,
      * compressed_ack_rcv_nxt) */
@@ -851,8 +943,9 @@ probing_tcp_hystart probing_tcp_hystart_counts() { return g_hystart; }
 uint64_t probing_tcp_floor_timeouts() { return g_floor_timeouts; }
 uint64_t probing_tcp_repeat_timeouts() { return g_repeat_timeouts; }
 uint64_t probing_tcp_acks_compressed() { return g_acks_compressed; }
+uint64_t probing_tcp_acks_at_read() { return g_acks_at_read; }
 void probing_tcp_reset()
 {
-    g_probes = g_lost_retransmits = g_rack_lost = g_floor_timeouts = g_counted_before = g_repeat_timeouts = g_acks_compressed = 0;
+    g_probes = g_lost_retransmits = g_rack_lost = g_floor_timeouts = g_counted_before = g_repeat_timeouts = g_acks_compressed = g_acks_at_read = 0;
     g_hystart = {};
 }

@@ -97,6 +97,13 @@ struct probing_tcp_options {
      * one (the limits: LINUX_COMP_SACK_* and LINUX_FASTRETRANS_THRESH
      * below); ns-3 ACKs every out-of-order segment at once */
     bool sack_compression = true;
+    /* The receiver's window and ACKs as Linux's (linux_receive.h): a
+     * receive buffer from tcp_rmem's default that grows as the application
+     * reads, a window grown a segment at a time, and an ACK past a full
+     * segment at once only while that window would not shrink, else at the
+     * application's next read (a stretch ACK) or the delayed-ACK timer; off:
+     * ns-3's, a fixed buffer (--rcvbuf) and an ACK every second segment */
+    bool linux_receive = false;
 };
 
 /* SACK compression's limits: ACKs held at most (net.ipv4.tcp_comp_sack_nr),
@@ -175,6 +182,7 @@ uint64_t probing_tcp_counted_before();   /* acknowledged segments SACKed before,
 uint64_t probing_tcp_floor_timeouts();   /* timeouts after which the slow-start threshold is at its floor, 2 segments */
 uint64_t probing_tcp_repeat_timeouts();   /* timeouts of a connection not recovered from its last one (its backed-off RTO) */
 uint64_t probing_tcp_acks_compressed();   /* ACKs SACK compression did not send (Linux's TCPAckCompressed), likewise */
+uint64_t probing_tcp_acks_at_read();   /* ACKs the application's read sent (linux_receive: tcp_cleanup_rbuf), likewise */
 void probing_tcp_reset();
 
 #endif

@@ -74,6 +74,7 @@ def describe_model(m: dict) -> str:
              ("small_queues", "TCP small queues", "no TCP small queues"),
              ("tsq_gso", "checked a GSO packet at a time", None),
              ("gso_clumps", "GSO packets leaving machines whole", None),
+             ("linux_receive", "Linux's receive window and stretch ACKs", None),
              ("window_in_packets", "the window counted in packets", None)]
     within = {"ack_rtt": "linux_hystart", "tsq_gso": "small_queues", "gso_clumps": "tsq_gso"}   # a part of another behaviour: said only where that one runs
     parts += [said for said in (on if m[key] else off for key, on, off in flags
