@@ -234,6 +234,11 @@ def test_print_settings_follow_the_options():
     rx = settings("--linux-receive", "on")
     assert rx["linux_receive"] and "Linux's receive window and stretch ACKs" in packet.describe_model(rx), rx
     assert "--linux-receive" in settings("--linux-receive", "yes", expect=2)
+    assert own["idle_wakes"] and not settings("--idle-wakes", "off")["idle_wakes"], own
+    asleep = packet.describe_model(settings("--host-cores", "2", "--idle-wakes", "off"))
+    assert "paced ranks asleep" in asleep and "paced ranks asleep" not in packet.describe_model(settings("--host-cores", "2"))
+    assert "--idle-wakes" in settings("--idle-wakes", "sometimes", expect=2)
+    assert "barrier_spins" in own and "--barrier-spins" in settings("--barrier-spins", "2", expect=2)
     assert not own["forward_retransmits"] and own["sndbuf"] == 0 and own["rto_min_s"] == 0.2, own
     assert "TCP Cubic as Linux's" in packet.describe_model(own) and "send buffer autotuned" in packet.describe_model(own)
     ns3 = settings("--linux-cubic", "off", "--count-delivered", "on", "--small-queues", "off", "--sndbuf", "65536")
@@ -802,6 +807,48 @@ def test_linux_receive_acks_at_the_applications_read(tmp_path):
         assert recs[mode]["bad_bytes"] == 0 and recs[mode]["linux_receive"] == (mode == "on"), recs[mode]
     assert recs["off"]["tcp_acks_at_read"] == 0, recs["off"]["tcp_acks_at_read"]
     assert recs["on"]["tcp_acks_at_read"] > 100, recs["on"]["tcp_acks_at_read"]
+
+
+def test_paced_ranks_wake_to_read(tmp_path):
+    """With the host's cores, a paced rank waiting for its link clock wakes
+    every millisecond to drive progress (--idle-wakes, as the testbed's
+    executor naps and probes), so what arrives meanwhile is read within a
+    millisecond.  Off, it sleeps to its deadline and reads nothing: with
+    Linux's receiver (whose ACKs wait for the read once its window is
+    full) the senders stall and then burst, and faraj-yuan on 32-packet
+    ports drops and falls off its bound; with the wakes it drops nothing.
+    Every byte right either way."""
+    recs = {}
+    for wakes in ("on", "off"):
+        recs[wakes] = simulate(tmp_path, "chain:4,4,4", "--algorithm", "faraj-yuan", "--block", "131072",
+                               "--buffer", "32", "--host-cores", "2", "--skew", "0.001", "--warmup", "1",
+                               "--repetitions", "2", "--check", "--linux-receive", "on", "--idle-wakes", wakes)
+        assert recs[wakes]["bad_bytes"] == 0 and recs[wakes]["idle_wakes"] == (wakes == "on"), recs[wakes]
+    assert recs["on"]["drops_switch"] == 0, recs["on"]["drops_by_port"]
+    assert recs["off"]["drops_switch"] > 0, recs["off"]
+    assert max(recs["on"]["times"]) < max(recs["off"]["times"]), (recs["on"]["times"], recs["off"]["times"])
+    # reads of bytes that waited a millisecond or more for their rank to run
+    assert 2 * recs["on"]["reads_late"] < recs["off"]["reads_late"], (recs["on"]["reads_late"], recs["off"]["reads_late"])
+
+
+def test_late_ranks_spin_in_the_barrier(tmp_path):
+    """With the host's cores, a rank leaving the barrier late (--skew,
+    --starts) spins in it with --barrier-spins, wanting a core and reading
+    what arrives in its turns, as a rank in Open MPI's barrier does; off, it
+    sleeps off its core and the bytes its early peers send wait in its
+    sockets until it leaves: more reads come a millisecond or more late.
+    Every byte right either way."""
+    recs = {}
+    for spins in ("on", "off"):
+        recs[spins] = simulate(tmp_path, "chain:4,4,4", "--algorithm", "pairwise", "--block", "32768", "--buffer", "100",
+                               "--host-cores", "2", "--skew", "0.005", "--warmup", "1", "--repetitions", "2", "--check",
+                               "--barrier-spins", spins)
+        assert recs[spins]["bad_bytes"] == 0 and recs[spins]["barrier_spins"] == (spins == "on"), recs[spins]
+        assert recs[spins]["reads_waited"] > 1000, recs[spins]
+    assert 2 * recs["on"]["reads_late"] < recs["off"]["reads_late"], (recs["on"]["reads_late"], recs["off"]["reads_late"])
+    alone = simulate(tmp_path, "chain:4,4,4", "--algorithm", "pairwise", "--block", "32768", "--buffer", "100",
+                     "--skew", "0.005", "--warmup", "0", "--repetitions", "1")
+    assert alone["reads_waited"] == 0 and alone["reads_late"] == 0, alone   # a core a rank: read at once
 
 
 def test_host_queue_serves_each_peer_in_turn(tmp_path):

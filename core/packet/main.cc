@@ -67,6 +67,7 @@ struct options {
     unsigned long long seed = 1;
     int host_cores = 0;        /* > 0: the ranks share a host of this many cores (sim_mpi.h) */
     double cpu_slice = 0.5e-3;
+    bool idle_wakes = true, barrier_spins = false;
     std::string rendezvous = "put";
     int check = -1;            /* -1: when the buffers are small */
     probing_tcp_options tcp;   /* what TCP does as Linux's does (--sndbuf sets sndbuf_auto) */
@@ -172,6 +173,12 @@ const char *HELP =
     "  --host-cores N       all ranks on one host of N cores, taking turns, each acting (reading, answering,\n"
     "                       writing) only in its turn: the emulated cluster's host (2 cores there) [0: a core\n"
     "                       a rank, acting at once]; --cpu-slice S  a turn, on average [0.0005]\n"
+    "  --idle-wakes on|off  with --host-cores: a napping rank waiting for its link clock (pacing) wakes every\n"
+    "                       1 ms to read and answer what arrived, as the testbed's executor does; off: it\n"
+    "                       sleeps to the deadline in one go [on]\n"
+    "  --barrier-spins on|off  with --host-cores: a rank leaving the barrier late (--skew, --starts) spins in\n"
+    "                       it, wanting a core and reading what arrives in its turns, as a rank in Open MPI's\n"
+    "                       barrier does; off: it sleeps off its core until it leaves [off]\n"
     "  --starts FILE        instead, replay recorded starts: timed call k takes the k-th line (cycled) of FILE\n"
     "                       for --algorithm and --block: ALGORITHM BLOCK REPETITION, then each rank's start in\n"
     "                       seconds after the earliest's (bench --backend testbed --record-starts writes it)\n"
@@ -296,6 +303,8 @@ options parse(int argc, char **argv)
         else if (a == "--starts") o.starts = v;
         else if (a == "--host-cores") o.host_cores = (int)whole(a.c_str(), v, 0, 4096);
         else if (a == "--cpu-slice") o.cpu_slice = number(a.c_str(), v);
+        else if (a == "--idle-wakes") o.idle_wakes = on_off(a.c_str(), v);
+        else if (a == "--barrier-spins") o.barrier_spins = on_off(a.c_str(), v);
         else if (a == "--seed") o.seed = (unsigned long long)whole(a.c_str(), v, 0, 1LL << 53);
         else if (a == "--rendezvous") o.rendezvous = v;
         else if (a == "--sync-depth") o.sync_depth = (int)whole(a.c_str(), v, 1, 1 << 20);
@@ -536,10 +545,11 @@ int main(int argc, char **argv)
         printf("{\"ns3\": \"%d.%d\", \"congestion\": \"%s\", \"mss\": %lld, \"delayed_ack_s\": %.9g, \"rto_min_s\": %.9g, "
                "\"loss_probes\": %s, \"lost_retransmits\": %s, %s, \"sndbuf\": %lld, \"rcvbuf\": %lld, "
                "\"buffer_packets\": %d, \"host_queue\": \"%s\", \"host_queue_packets\": %d, \"rendezvous\": \"%s\", "
-               "\"host_cores\": %d}\n",
+               "\"host_cores\": %d, \"idle_wakes\": %s, \"barrier_spins\": %s}\n",
                NS3_VERSION_MAJOR, NS3_VERSION_MINOR, o.congestion.c_str(), o.mss, o.delayed_ack, o.rto_min,
                o.tcp.probes ? "true" : "false", o.tcp.lost_retransmits ? "true" : "false", tcp_behaviours_json(o).c_str(),
-               o.sndbuf, o.rcvbuf, o.buffer, o.host_queue.c_str(), o.host_queue_packets, o.rendezvous.c_str(), o.host_cores);
+               o.sndbuf, o.rcvbuf, o.buffer, o.host_queue.c_str(), o.host_queue_packets, o.rendezvous.c_str(), o.host_cores,
+               o.idle_wakes ? "true" : "false", o.barrier_spins ? "true" : "false");
         return 0;
     }
     double wall0 = wall_now();
@@ -587,6 +597,8 @@ int main(int argc, char **argv)
     mo.rendezvous = o.rendezvous == "put" ? rendezvous_kind::put : rendezvous_kind::copy;
     mo.host_cores = o.host_cores;
     mo.cpu_slice = o.cpu_slice;
+    mo.idle_wakes = o.idle_wakes;
+    mo.barrier_spins = o.barrier_spins;
     mo.seed = o.seed;
     sim_world_init(&net, mo);
     /* the connections any size's schedule uses (the MPI's own: every pair) */
@@ -647,7 +659,7 @@ int main(int argc, char **argv)
         const probing_tcp_hystart hy = probing_tcp_hystart_counts();
         printf("], \"bottleneck_load\": %.0f, \"checked\": %s, \"bad_bytes\": %lld, \"drops_switch\": %llu, "
                "\"drops_host\": %llu, \"drops_device\": %llu, \"messages\": %llu, \"fragments\": %llu, \"rendezvous\": %llu, "
-               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_counted_before\": %llu, \"tcp_hystart_exits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"tcp_repeat_timeouts\": %llu, \"tcp_acks_compressed\": %llu, \"tcp_acks_at_read\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
+               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_counted_before\": %llu, \"tcp_hystart_exits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"tcp_repeat_timeouts\": %llu, \"tcp_acks_compressed\": %llu, \"tcp_acks_at_read\": %llu, \"reads_waited\": %llu, \"reads_late\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
                "\"max_rss_mib\": %.1f, \"rendezvous_protocol\": \"%s\", \"skew\": %.9g, \"seed\": %llu, ",
                bound, check ? "true" : "false", bad_bytes[b], (unsigned long long)net.drops_switch,
                (unsigned long long)net.drops_host, (unsigned long long)net.drops_device, (unsigned long long)ss.messages, (unsigned long long)ss.fragments,
@@ -655,7 +667,8 @@ int main(int argc, char **argv)
                (unsigned long long)probing_tcp_probes(), (unsigned long long)probing_tcp_lost_retransmits(),
                (unsigned long long)probing_tcp_rack_lost(), (unsigned long long)probing_tcp_counted_before(),
                (unsigned long long)hy.exits, (unsigned long long)ss.recovery_timeouts, ss.recovery_s,
-               (unsigned long long)probing_tcp_floor_timeouts(), (unsigned long long)probing_tcp_repeat_timeouts(), (unsigned long long)probing_tcp_acks_compressed(), (unsigned long long)probing_tcp_acks_at_read(), connect_s, connect_drops, pl.native_choice,
+               (unsigned long long)probing_tcp_floor_timeouts(), (unsigned long long)probing_tcp_repeat_timeouts(), (unsigned long long)probing_tcp_acks_compressed(), (unsigned long long)probing_tcp_acks_at_read(),
+               (unsigned long long)ss.reads_waited, (unsigned long long)ss.reads_late, connect_s, connect_drops, pl.native_choice,
                now - wall_mark, ru.ru_maxrss / 1024.0, o.rendezvous.c_str(), o.skew, o.seed);
         printf("\"tcp_hystart_train\": %llu, \"tcp_hystart_train_cwnd\": %llu, \"tcp_hystart_delay\": %llu, "
                "\"tcp_hystart_delay_cwnd\": %llu, \"drops_by_port\": {", (unsigned long long)hy.train, (unsigned long long)hy.train_cwnd,
@@ -669,10 +682,11 @@ int main(int argc, char **argv)
             printf("%s\"%s\": %llu", k ? ", " : "", worst[k]->port.c_str(), (unsigned long long)worst[k]->drops);
         printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu, \"host_queue_peak\": %llu, "
                "\"host_queue_peers_peak\": %llu, \"host_segments\": %llu, \"host_gso_packets\": %llu, %s, "
-               "\"host_cores\": %d, \"cpu_slice\": %.6g}\n",
+               "\"host_cores\": %d, \"cpu_slice\": %.6g, \"idle_wakes\": %s, \"barrier_spins\": %s}\n",
                worst.size(), (unsigned long long)net.drops_unplaced, (unsigned long long)net.host_queue_peak,
                (unsigned long long)net.host_queue_peers_peak, (unsigned long long)net.host_gso.segments,
-               (unsigned long long)net.host_gso.packets, tcp_behaviours_json(o).c_str(), o.host_cores, o.cpu_slice);
+               (unsigned long long)net.host_gso.packets, tcp_behaviours_json(o).c_str(), o.host_cores, o.cpu_slice,
+               o.idle_wakes ? "true" : "false", o.barrier_spins ? "true" : "false");
         fflush(stdout);
         wall_mark = now;
         reset_counts(net);

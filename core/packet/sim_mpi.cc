@@ -84,6 +84,7 @@ struct stream {
     long long wbytes = 0, rbytes = 0; /* of q[wpos] written, of q[0] read */
     bool up = false, pumping = false;
     double recovering_since = -1;     /* its sender's fast recovery began then (none: -1) */
+    double waiting_since = -1;        /* bytes wait for the reader to run, since then (none: -1) */
 };
 
 struct rank_state {
@@ -386,7 +387,16 @@ void progress(int r)
 
 void on_recv(stream *s, Ptr<Socket> sock)
 {
-    if (!can_act(s->to)) return;   /* the bytes wait in the socket; its window shrinks */
+    const double now = Simulator::Now().GetSeconds();
+    if (!can_act(s->to)) {   /* the bytes wait in the socket; its window shrinks */
+        if (s->waiting_since < 0 && g_in_run) s->waiting_since = now;
+        return;
+    }
+    if (s->waiting_since >= 0) {
+        g_stats.reads_waited++;
+        if (now - s->waiting_since >= 1e-3) g_stats.reads_late++;
+        s->waiting_since = -1;
+    }
     while (Ptr<Packet> p = sock->Recv()) {
         long long r = p->GetSize();
         while (r > 0) {
@@ -717,7 +727,19 @@ void sim_barrier(double late)
         me.in_barrier = true;
         while (me.in_barrier) block();
     }
-    if (late > 0) sim_sleep(late);
+    if (late > 0 && g_opt.host_cores > 0 && g_opt.barrier_spins) {
+        /* still in the barrier: spinning in its progress loop, wanting a
+         * core and reading in its turns, until it leaves */
+        const int r = g_cur;
+        bool left = false;
+        Simulator::Schedule(Seconds(late), +[](bool *left, int r) {
+            *left = true;
+            wake(r);
+        }, &left, r);
+        while (!left) block();
+    } else if (late > 0) {
+        sim_sleep(late);
+    }
     me.progressing = false;
 }
 
@@ -740,6 +762,7 @@ void sim_sleep(double seconds)
 }
 
 extern "C" void sim_sleep_c(double seconds) { sim_sleep(seconds); }
+extern "C" int sim_idle_wakes_c(void) { return g_opt.idle_wakes && g_opt.host_cores > 0; }
 
 const sim_stats &sim_get_stats() { return g_stats; }
 void sim_reset_stats() { g_stats = sim_stats(); }

@@ -47,6 +47,15 @@ struct mpi_options {
      * cpu_slice each (drawn from seed) and acting only in their turns. */
     int host_cores = 0;
     double cpu_slice = 0.5e-3;
+    /* With the host's cores: a paced rank waiting for its link clock wakes
+     * every TCX_IDLE_NAP to drive progress (tc_exec_pace.c), as the
+     * testbed's executor does; off, it sleeps to the deadline in one go
+     * (without the host's cores a rank reads the moment data arrives) */
+    bool idle_wakes = true;
+    /* With the host's cores: a rank leaving the barrier late (sim_barrier)
+     * spins in it, wanting a core and reading in its turns, as a rank in
+     * Open MPI's barrier does; off, it sleeps off its core until it leaves */
+    bool barrier_spins = false;
     unsigned long long seed = 1;
 };
 
@@ -55,6 +64,10 @@ struct sim_stats {
     uint64_t timeouts = 0, recoveries = 0;   /* TCP: retransmission timeouts, fast recoveries */
     uint64_t recovery_timeouts = 0;          /* timeouts that ended a fast recovery (Linux: TCPSackRecoveryFail) */
     double recovery_s = 0;                   /* simulated seconds connections spent in fast recoveries that ended */
+    /* with the host's cores: reads of bytes that had waited in a socket
+     * for their rank to run, and of those, reads after a millisecond or
+     * more (from the first byte waiting) */
+    uint64_t reads_waited = 0, reads_late = 0;
 };
 
 /* The simulated world: a rank on each machine of net (rank r on machine r). */
