@@ -59,9 +59,9 @@ TCX_API int tcx_idle_until(const tcx_state *st, double until)
 #define TCX_SLEEP(seconds) smpi_usleep((useconds_t)((seconds) * 1e6 + 0.5))
 #endif
 #ifdef TCX_SLEEP
-    /* Simulated time (SMPI with TOPOCOLL_PACE=on; the packet simulator,
-     * whose naps would each cost a context switch): one sleep to the
-     * deadline, no probing.  SMPI charges each unanswered MPI_Iprobe more
+    /* Simulated time (SMPI with TOPOCOLL_PACE=on; the packet simulator
+     * with a core a rank, whose naps would each cost a context switch): one
+     * sleep to the deadline, no probing.  SMPI charges each unanswered MPI_Iprobe more
      * simulated time than the last (its back-off), so a probing loop
      * overshot more and more: faraj-yuan on 3 x 4 machines at 128 KB over
      * SimGrid's ns-3 model took 851 ms, then 1,274 ms on the next call,
