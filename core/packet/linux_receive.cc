@@ -23,35 +23,37 @@ void linux_receive::init(uint32_t mss_, uint32_t truesize_, unsigned wscale_, ui
 uint64_t linux_receive::win_from_space(uint64_t bytes) const { return bytes * mss / truesize; }
 uint64_t linux_receive::space_from_win(uint64_t win) const { return (win * truesize + mss - 1) / mss; }
 uint64_t linux_receive::memory(uint64_t held) const { return (held + mss - 1) / mss * truesize; }
+uint64_t linux_receive::tcp_space(uint64_t held) const
+{
+    const uint64_t mem = memory(held);
+    return mem >= rcvbuf ? 0 : win_from_space(rcvbuf - mem);
+}
+uint64_t linux_receive::align(uint64_t win) const
+{
+    const uint64_t unit = uint64_t(1) << wscale;
+    return (win + unit - 1) / unit * unit;
+}
 
 uint64_t linux_receive::select(uint64_t held) const
 {
     const uint64_t allowed = win_from_space(rcvbuf), full = std::min(window_clamp, allowed);
-    const uint64_t mem = memory(held);
-    uint64_t free = mem >= rcvbuf ? 0 : win_from_space(rcvbuf - mem);
+    const uint64_t free = tcp_space(held);
     if (free < full / 2 && (free < allowed / 16 || free < mss)) return 0;
-    free = std::min(free, rcv_ssthresh);
-    const uint64_t unit = uint64_t(1) << wscale;   /* not rounded away by the shift */
-    return (free + unit - 1) / unit * unit;
+    return align(std::min(free, rcv_ssthresh));   /* not rounded away by the shift */
 }
 
 uint64_t linux_receive::advertise(uint64_t unacked, uint64_t held)
 {
     const uint64_t cur = rcv_wnd > unacked ? rcv_wnd - unacked : 0;
     uint64_t w = select(held);
-    if (w < cur) {   /* the right edge never moves back (net.ipv4.tcp_shrink_window 0) */
-        const uint64_t unit = uint64_t(1) << wscale;
-        w = (cur + unit - 1) / unit * unit;
-    }
+    if (w < cur) w = align(cur);   /* the right edge never moves back (net.ipv4.tcp_shrink_window 0) */
     rcv_wnd = std::min<uint64_t>(w, uint64_t(65535) << wscale);
     return rcv_wnd;
 }
 
 void linux_receive::grow(uint64_t held)
 {
-    const uint64_t mem = memory(held);
-    const uint64_t space_now = mem >= rcvbuf ? 0 : win_from_space(rcvbuf - mem);
-    const uint64_t top = std::min(window_clamp, space_now);
+    const uint64_t top = std::min(window_clamp, tcp_space(held));
     if (top > rcv_ssthresh) rcv_ssthresh += std::min<uint64_t>(top - rcv_ssthresh, 2 * (uint64_t)mss);
 }
 

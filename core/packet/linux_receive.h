@@ -47,8 +47,12 @@ struct linux_receive {
     /* a window's bytes from memory and back (tcp_win_from_space, tcp_space_from_win) */
     uint64_t win_from_space(uint64_t bytes) const;
     uint64_t space_from_win(uint64_t win) const;
-    /* the memory `held` bytes in the receive queues take */
+    /* the memory `held` bytes in the receive queues take, and the window
+     * the rest of the buffer gives (the kernel's tcp_space) */
     uint64_t memory(uint64_t held) const;
+    uint64_t tcp_space(uint64_t held) const;
+    /* a window rounded up to what the shift carries */
+    uint64_t align(uint64_t win) const;
     /* __tcp_select_window: the window with `held` bytes queued (unread or out of order) */
     uint64_t select(uint64_t held) const;
     /* tcp_select_window, as a segment goes: the window it carries, which

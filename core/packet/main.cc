@@ -535,6 +535,13 @@ std::string tcp_behaviours_json(const options &o)
     return json;
 }
 
+/* The host's cores as a run models them, as JSON fields (likewise) */
+std::string host_json(const options &o)
+{
+    return "\"host_cores\": " + std::to_string(o.host_cores) + ", \"idle_wakes\": " + (o.idle_wakes ? "true" : "false") +
+           ", \"barrier_spins\": " + (o.barrier_spins ? "true" : "false");
+}
+
 }  // namespace
 
 int main(int argc, char **argv)
@@ -545,11 +552,10 @@ int main(int argc, char **argv)
         printf("{\"ns3\": \"%d.%d\", \"congestion\": \"%s\", \"mss\": %lld, \"delayed_ack_s\": %.9g, \"rto_min_s\": %.9g, "
                "\"loss_probes\": %s, \"lost_retransmits\": %s, %s, \"sndbuf\": %lld, \"rcvbuf\": %lld, "
                "\"buffer_packets\": %d, \"host_queue\": \"%s\", \"host_queue_packets\": %d, \"rendezvous\": \"%s\", "
-               "\"host_cores\": %d, \"idle_wakes\": %s, \"barrier_spins\": %s}\n",
+               "%s}\n",
                NS3_VERSION_MAJOR, NS3_VERSION_MINOR, o.congestion.c_str(), o.mss, o.delayed_ack, o.rto_min,
                o.tcp.probes ? "true" : "false", o.tcp.lost_retransmits ? "true" : "false", tcp_behaviours_json(o).c_str(),
-               o.sndbuf, o.rcvbuf, o.buffer, o.host_queue.c_str(), o.host_queue_packets, o.rendezvous.c_str(), o.host_cores,
-               o.idle_wakes ? "true" : "false", o.barrier_spins ? "true" : "false");
+               o.sndbuf, o.rcvbuf, o.buffer, o.host_queue.c_str(), o.host_queue_packets, o.rendezvous.c_str(), host_json(o).c_str());
         return 0;
     }
     double wall0 = wall_now();
@@ -682,11 +688,10 @@ int main(int argc, char **argv)
             printf("%s\"%s\": %llu", k ? ", " : "", worst[k]->port.c_str(), (unsigned long long)worst[k]->drops);
         printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu, \"host_queue_peak\": %llu, "
                "\"host_queue_peers_peak\": %llu, \"host_segments\": %llu, \"host_gso_packets\": %llu, %s, "
-               "\"host_cores\": %d, \"cpu_slice\": %.6g, \"idle_wakes\": %s, \"barrier_spins\": %s}\n",
+               "%s, \"cpu_slice\": %.6g}\n",
                worst.size(), (unsigned long long)net.drops_unplaced, (unsigned long long)net.host_queue_peak,
                (unsigned long long)net.host_queue_peers_peak, (unsigned long long)net.host_gso.segments,
-               (unsigned long long)net.host_gso.packets, tcp_behaviours_json(o).c_str(), o.host_cores, o.cpu_slice,
-               o.idle_wakes ? "true" : "false", o.barrier_spins ? "true" : "false");
+               (unsigned long long)net.host_gso.packets, tcp_behaviours_json(o).c_str(), host_json(o).c_str(), o.cpu_slice);
         fflush(stdout);
         wall_mark = now;
         reset_counts(net);

@@ -133,6 +133,11 @@ class HostQueueDisc : public QueueDisc {
             filled = t;
             return tokens;
         }
+        void pay(double depth, double bps, double bytes)
+        {
+            now(depth, bps);
+            tokens -= bytes;
+        }
     };
     bucket root;                      /* the machine's */
     std::unordered_map<uint32_t, bucket> peer_bucket;   /* each peer's */
@@ -285,12 +290,8 @@ class HostQueueDisc : public QueueDisc {
     {
         if (item && shape_bps > 0) {
             const double bytes = item->GetSize() + LINK_HEADER_BYTES;
-            root.now(bucket_bytes, shape_bps);
-            root.tokens -= bytes;
-            if (peer) {
-                peer_bucket[peer].now(peer_bucket_bytes, shape_bps);
-                peer_bucket[peer].tokens -= bytes;
-            }
+            root.pay(bucket_bytes, shape_bps, bytes);
+            if (peer) peer_bucket[peer].pay(peer_bucket_bytes, shape_bps, bytes);
         }
         return item;
     }
@@ -439,7 +440,7 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                      * and each peer class's burst) pace */
                     qd->shape_bps = rate;
                     qd->bucket_bytes = tc_shaper_bucket(rate);
-                    qd->peer_bucket_bytes = TC_SHAPER_CLASS_FRAMES * TC_ETHERNET_FRAME;
+                    qd->peer_bucket_bytes = TC_SHAPER_CLASS_BURST;
                     DynamicCast<PointToPointNetDevice>(dev)->SetDataRate(veth_rate(rate));
                 }
                 Ptr<TrafficControlLayer> tcl = net.node[n]->GetObject<TrafficControlLayer>();

@@ -197,7 +197,7 @@ double tc_default(const char *name)
 
 double tc_shaper_bucket(double rate_bps)
 {
-    const double bytes = rate_bps / 8 * TC_SHAPER_BURST_S, least = TC_SHAPER_CLASS_FRAMES * TC_ETHERNET_FRAME;
+    const double bytes = rate_bps / 8 * TC_SHAPER_BURST_S, least = TC_SHAPER_CLASS_BURST;
     return bytes > least ? bytes : least;
 }
 

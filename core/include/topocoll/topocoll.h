@@ -492,6 +492,7 @@ const char *tc_phase_order_name(int order);   /* NULL past the last */
 #define TC_ETHERNET_FRAME 1514
 #define TC_SHAPER_BURST_S 0.001
 #define TC_SHAPER_CLASS_FRAMES 2
+#define TC_SHAPER_CLASS_BURST (TC_SHAPER_CLASS_FRAMES * TC_ETHERNET_FRAME)   /* bytes */
 /* Pacing rates from machine me to every machine of t (rate[p], bit/s; 0 for
  * me and where a path's rate is unknown): the path's narrowest link
  * (bandwidth where the topology gives none; 0: unknown) times

@@ -43,7 +43,7 @@ STATE = STATE_DIR / "testbed.json"
 NETNS_ETC = Path("/etc/netns")
 SUBNET = "10.123"
 MTU_FRAME = int(core_default("ethernet_frame"))   # bytes a full Ethernet frame takes in a tbf queue
-CLASS_FRAMES = int(core_default("shaper_class_frames"))   # a peer class's burst, in frames
+CLASS_BURST = int(core_default("shaper_class_frames")) * MTU_FRAME   # a peer class's burst, bytes
 NIC_QUEUE = 1000          # a NIC's default txqueuelen
 KERNEL_RTO = "kernel default"   # the record's rto_min when --rto-min is not given
 MAX_PEER_CLASSES = 0xffff - 0x100   # sparse-first's htb classes 1:100 and up, one a peer and one for the rest
@@ -113,7 +113,7 @@ def short_first(ns: str, dev: str, rate_bps: float, queue_packets: int, peers: t
     only if its ACK is not older than one already seen), samples the RTT from
     that echo when an ACK covers a retransmission, and its RTO grows to
     seconds (docs/results/2026-11-27-testbed-host-queue.md)."""
-    burst, rate, frames = shaper_bucket(rate_bps), int(rate_bps), CLASS_FRAMES * MTU_FRAME
+    burst, rate, frames = shaper_bucket(rate_bps), int(rate_bps), CLASS_BURST
     # as the simulator's sparse-first queue counts; a power of two (the core
     # asserts it), which the u32 mask below needs
     short = int(core_default("short_packet"))
@@ -142,7 +142,7 @@ def sparse_first(ns: str, dev: str, rate_bps: float, queue_packets: int, peers: 
     if len(peers) + 1 > MAX_PEER_CLASSES:
         raise TopocollError("invalid argument", f"--host-queue sparse-first: at most {MAX_PEER_CLASSES} machines "
                             f"(an htb class a peer), not {len(peers) + 1}; use short-first or fifo")
-    rate, frames = int(rate_bps), CLASS_FRAMES * MTU_FRAME
+    rate, frames = int(rate_bps), CLASS_BURST
     share = rate // (len(peers) + 1)
     classes = []
     for j in range(len(peers) + 1):
