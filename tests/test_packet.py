@@ -239,6 +239,11 @@ def test_print_settings_follow_the_options():
     assert "paced ranks asleep" in asleep and "paced ranks asleep" not in packet.describe_model(settings("--host-cores", "2"))
     assert "--idle-wakes" in settings("--idle-wakes", "sometimes", expect=2)
     assert "barrier_spins" in own and "--barrier-spins" in settings("--barrier-spins", "2", expect=2)
+    assert own["idle_yield"] and settings("--yield-poll", "5e-6")["yield_poll"] == 5e-6, own
+    keeping = packet.describe_model(settings("--host-cores", "2", "--idle-yield", "off"))
+    assert "keeping a core" in keeping and "keeping a core" not in packet.describe_model(settings("--host-cores", "2"))
+    assert "--yield-poll" in settings("--yield-poll", "0.1", expect=2)   # longer than a turn
+    assert "--idle-yield" in settings("--idle-yield", "maybe", expect=2)
     assert not own["forward_retransmits"] and own["sndbuf"] == 0 and own["rto_min_s"] == 0.2, own
     assert "TCP Cubic as Linux's" in packet.describe_model(own) and "send buffer autotuned" in packet.describe_model(own)
     ns3 = settings("--linux-cubic", "off", "--count-delivered", "on", "--small-queues", "off", "--sndbuf", "65536")
@@ -329,17 +334,21 @@ def test_host_cores_take_turns_and_deliver_every_block(tmp_path, algorithm):
 def test_a_busy_rank_answers_in_its_turn(tmp_path):
     """Two machines swap 128 KB (the put rendezvous) while both spin in
     MPI_Waitall: on one shared core the receiver answers a header only in its
-    turn, so the longer the turns the longer the swap; with a core each, the
-    turn's length changes nothing."""
+    turn, so the longer the turns the longer the swap; with a core each, or
+    with ranks yielding their core when idle (--idle-yield), the turn's
+    length changes nothing."""
     def ms(*args):
         rec = simulate(tmp_path, "2", "--algorithm", "native", "--block", "131072", "--warmup", "1",
                        "--repetitions", "3", "--check", *args)
         assert rec["bad_bytes"] == 0
         return 1e3 * max(rec["times"])
-    short, long_ = ms("--host-cores", "1", "--cpu-slice", "0.0001"), ms("--host-cores", "1", "--cpu-slice", "0.01")
+    short = ms("--host-cores", "1", "--cpu-slice", "0.0001", "--idle-yield", "off")
+    long_ = ms("--host-cores", "1", "--cpu-slice", "0.01", "--idle-yield", "off")
     own = ms("--cpu-slice", "0.01")
     assert long_ > short + 4, (short, long_)
     assert own == ms(), own
+    yielding = ms("--host-cores", "1", "--cpu-slice", "0.01")
+    assert yielding == ms("--host-cores", "1", "--cpu-slice", "0.0001") < short, (yielding, short)
 
 
 def test_skew_draws_are_seeded(tmp_path):
@@ -789,6 +798,17 @@ def test_gso_clumps_leave_machines_whole(tmp_path):
     assert abs(runs["clumps"][1] / runs["segments"][1] - 1) < 0.03, runs
 
 
+def each_way(tmp_path, option: str, spec: str, *args) -> dict:
+    """A run with an on|off option on and off ({"on": JSON, "off": JSON}),
+    every byte checked, the JSON naming the option's state."""
+    key = option[2:].replace("-", "_")
+    recs = {}
+    for mode in ("on", "off"):
+        recs[mode] = simulate(tmp_path, spec, *args, "--check", option, mode)
+        assert recs[mode]["bad_bytes"] == 0 and recs[mode][key] == (mode == "on"), recs[mode]
+    return recs
+
+
 def test_linux_receive_acks_at_the_applications_read(tmp_path):
     """--linux-receive on: the receiver's window and ACKs as Linux's.  Its
     buffer starts at tcp_rmem's 128 KiB; past a full segment it ACKs at once
@@ -799,12 +819,8 @@ def test_linux_receive_acks_at_the_applications_read(tmp_path):
     the peers' windows with SACKed data in flight, where ns-3 would send an
     empty segment and crash (probing_tcp.cc: nothing_in_receive_window);
     every byte right either way."""
-    recs = {}
-    for mode in ("off", "on"):
-        recs[mode] = simulate(tmp_path, "chain:8,8", "--algorithm", "pairwise", "--block", "262144", "--buffer", "100",
-                              "--host-cores", "2", "--warmup", "0", "--repetitions", "1", "--check",
-                              "--linux-receive", mode)
-        assert recs[mode]["bad_bytes"] == 0 and recs[mode]["linux_receive"] == (mode == "on"), recs[mode]
+    recs = each_way(tmp_path, "--linux-receive", "chain:8,8", "--algorithm", "pairwise", "--block", "262144",
+                    "--buffer", "100", "--host-cores", "2", "--warmup", "0", "--repetitions", "1")
     assert recs["off"]["tcp_acks_at_read"] == 0, recs["off"]["tcp_acks_at_read"]
     assert recs["on"]["tcp_acks_at_read"] > 100, recs["on"]["tcp_acks_at_read"]
 
@@ -818,12 +834,9 @@ def test_paced_ranks_wake_to_read(tmp_path):
     full) the senders stall and then burst, and faraj-yuan on 32-packet
     ports drops and falls off its bound; with the wakes it drops nothing.
     Every byte right either way."""
-    recs = {}
-    for wakes in ("on", "off"):
-        recs[wakes] = simulate(tmp_path, "chain:4,4,4", "--algorithm", "faraj-yuan", "--block", "131072",
-                               "--buffer", "32", "--host-cores", "2", "--skew", "0.001", "--warmup", "1",
-                               "--repetitions", "2", "--check", "--linux-receive", "on", "--idle-wakes", wakes)
-        assert recs[wakes]["bad_bytes"] == 0 and recs[wakes]["idle_wakes"] == (wakes == "on"), recs[wakes]
+    recs = each_way(tmp_path, "--idle-wakes", "chain:4,4,4", "--algorithm", "faraj-yuan", "--block", "131072",
+                    "--buffer", "32", "--host-cores", "2", "--skew", "0.001", "--warmup", "1", "--repetitions", "2",
+                    "--linux-receive", "on")
     assert recs["on"]["drops_switch"] == 0, recs["on"]["drops_by_port"]
     assert recs["off"]["drops_switch"] > 0, recs["off"]
     assert max(recs["on"]["times"]) < max(recs["off"]["times"]), (recs["on"]["times"], recs["off"]["times"])
@@ -838,17 +851,28 @@ def test_late_ranks_spin_in_the_barrier(tmp_path):
     sleeps off its core and the bytes its early peers send wait in its
     sockets until it leaves: more reads come a millisecond or more late.
     Every byte right either way."""
-    recs = {}
-    for spins in ("on", "off"):
-        recs[spins] = simulate(tmp_path, "chain:4,4,4", "--algorithm", "pairwise", "--block", "32768", "--buffer", "100",
-                               "--host-cores", "2", "--skew", "0.005", "--warmup", "1", "--repetitions", "2", "--check",
-                               "--barrier-spins", spins)
-        assert recs[spins]["bad_bytes"] == 0 and recs[spins]["barrier_spins"] == (spins == "on"), recs[spins]
-        assert recs[spins]["reads_waited"] > 1000, recs[spins]
+    recs = each_way(tmp_path, "--barrier-spins", "chain:4,4,4", "--algorithm", "pairwise", "--block", "32768",
+                    "--buffer", "100", "--host-cores", "2", "--skew", "0.005", "--warmup", "1", "--repetitions", "2")
+    assert min(rec["reads_waited"] for rec in recs.values()) > 1000, recs
     assert 2 * recs["on"]["reads_late"] < recs["off"]["reads_late"], (recs["on"]["reads_late"], recs["off"]["reads_late"])
     alone = simulate(tmp_path, "chain:4,4,4", "--algorithm", "pairwise", "--block", "32768", "--buffer", "100",
                      "--skew", "0.005", "--warmup", "0", "--repetitions", "1")
     assert alone["reads_waited"] == 0 and alone["reads_late"] == 0, alone   # a core a rank: read at once
+
+
+def test_idle_ranks_yield_their_core(tmp_path):
+    """With the host's cores and --idle-yield (Open MPI's
+    mpi_yield_when_idle, as the testbed runs), a rank whose progress poll
+    finds nothing gives its core to a rank with something to do, so no
+    bytes wait a millisecond for their rank; without it the rank on a core
+    keeps it for its turn and Open MPI's own all-to-all (put rendezvous,
+    every answer a rank's) reads thousands of times that late.  Every byte
+    right either way."""
+    recs = each_way(tmp_path, "--idle-yield", "chain:4,4,4", "--algorithm", "native", "--block", "131072",
+                    "--buffer", "32", "--host-cores", "2", "--skew", "0.001", "--warmup", "0", "--repetitions", "2")
+    assert min(rec["reads_waited"] for rec in recs.values()) > 1000, recs
+    assert recs["off"]["reads_late"] > 1000, recs["off"]
+    assert 100 * recs["on"]["reads_late"] < recs["off"]["reads_late"], (recs["on"]["reads_late"], recs["off"]["reads_late"])
 
 
 def test_host_queue_serves_each_peer_in_turn(tmp_path):

@@ -66,8 +66,10 @@ struct options {
     std::string starts;        /* a file: each call's start of every rank after the barrier's release */
     unsigned long long seed = 1;
     int host_cores = 0;        /* > 0: the ranks share a host of this many cores (sim_mpi.h) */
-    double cpu_slice = 0.5e-3;
-    bool idle_wakes = true, barrier_spins = false;
+    double cpu_slice = mpi_options().cpu_slice;   /* the host's cores: defaults from sim_mpi.h */
+    bool idle_wakes = mpi_options().idle_wakes, barrier_spins = mpi_options().barrier_spins;
+    bool idle_yield = mpi_options().idle_yield;
+    double yield_poll = mpi_options().yield_poll;
     std::string rendezvous = "put";
     int check = -1;            /* -1: when the buffers are small */
     probing_tcp_options tcp;   /* what TCP does as Linux's does (--sndbuf sets sndbuf_auto) */
@@ -179,6 +181,10 @@ const char *HELP =
     "  --barrier-spins on|off  with --host-cores: a rank leaving the barrier late (--skew, --starts) spins in\n"
     "                       it, wanting a core and reading what arrives in its turns, as a rank in Open MPI's\n"
     "                       barrier does; off: it sleeps off its core until it leaves [off]\n"
+    "  --idle-yield on|off  with --host-cores: a waiting rank whose progress poll finds nothing yields its core\n"
+    "                       (Open MPI's mpi_yield_when_idle, set on the testbed), so a rank with something to\n"
+    "                       do runs within a round of polls; off: the rank keeps the core its whole turn [on];\n"
+    "                       --yield-poll S  one poll and yield [2.3e-06, measured on the testbed's host]\n"
     "  --starts FILE        instead, replay recorded starts: timed call k takes the k-th line (cycled) of FILE\n"
     "                       for --algorithm and --block: ALGORITHM BLOCK REPETITION, then each rank's start in\n"
     "                       seconds after the earliest's (bench --backend testbed --record-starts writes it)\n"
@@ -305,6 +311,8 @@ options parse(int argc, char **argv)
         else if (a == "--cpu-slice") o.cpu_slice = number(a.c_str(), v);
         else if (a == "--idle-wakes") o.idle_wakes = on_off(a.c_str(), v);
         else if (a == "--barrier-spins") o.barrier_spins = on_off(a.c_str(), v);
+        else if (a == "--idle-yield") o.idle_yield = on_off(a.c_str(), v);
+        else if (a == "--yield-poll") o.yield_poll = number(a.c_str(), v);
         else if (a == "--seed") o.seed = (unsigned long long)whole(a.c_str(), v, 0, 1LL << 53);
         else if (a == "--rendezvous") o.rendezvous = v;
         else if (a == "--sync-depth") o.sync_depth = (int)whole(a.c_str(), v, 1, 1 << 20);
@@ -338,6 +346,8 @@ options parse(int argc, char **argv)
     if (o.skew > 10) usage_error("--skew: must be in [0, 10] seconds");
     if (o.skew > 0 && !o.starts.empty()) usage_error("--skew and --starts: one or the other");
     if (o.cpu_slice < 1e-6 || o.cpu_slice > 1) usage_error("--cpu-slice: a time from 1e-06 to 1 s");
+    if (o.yield_poll < 1e-9 || o.yield_poll > o.cpu_slice)
+        usage_error("--yield-poll: a time from 1e-09 s to the turn (--cpu-slice)");
     if (o.rendezvous != "put" && o.rendezvous != "copy")
         usage_error("--rendezvous: '" + o.rendezvous + "'; valid: put, copy");
     return o;
@@ -538,8 +548,12 @@ std::string tcp_behaviours_json(const options &o)
 /* The host's cores as a run models them, as JSON fields (likewise) */
 std::string host_json(const options &o)
 {
+    char poll[32], slice[32];
+    snprintf(poll, sizeof poll, "%.6g", o.yield_poll);
+    snprintf(slice, sizeof slice, "%.6g", o.cpu_slice);
     return "\"host_cores\": " + std::to_string(o.host_cores) + ", \"idle_wakes\": " + (o.idle_wakes ? "true" : "false") +
-           ", \"barrier_spins\": " + (o.barrier_spins ? "true" : "false");
+           ", \"barrier_spins\": " + (o.barrier_spins ? "true" : "false") + ", \"idle_yield\": " +
+           (o.idle_yield ? "true" : "false") + ", \"yield_poll\": " + poll + ", \"cpu_slice\": " + slice;
 }
 
 }  // namespace
@@ -605,6 +619,8 @@ int main(int argc, char **argv)
     mo.cpu_slice = o.cpu_slice;
     mo.idle_wakes = o.idle_wakes;
     mo.barrier_spins = o.barrier_spins;
+    mo.idle_yield = o.idle_yield;
+    mo.yield_poll = o.yield_poll;
     mo.seed = o.seed;
     sim_world_init(&net, mo);
     /* the connections any size's schedule uses (the MPI's own: every pair) */
@@ -688,10 +704,10 @@ int main(int argc, char **argv)
             printf("%s\"%s\": %llu", k ? ", " : "", worst[k]->port.c_str(), (unsigned long long)worst[k]->drops);
         printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu, \"host_queue_peak\": %llu, "
                "\"host_queue_peers_peak\": %llu, \"host_segments\": %llu, \"host_gso_packets\": %llu, %s, "
-               "%s, \"cpu_slice\": %.6g}\n",
+               "%s}\n",
                worst.size(), (unsigned long long)net.drops_unplaced, (unsigned long long)net.host_queue_peak,
                (unsigned long long)net.host_queue_peers_peak, (unsigned long long)net.host_gso.segments,
-               (unsigned long long)net.host_gso.packets, tcp_behaviours_json(o).c_str(), host_json(o).c_str(), o.cpu_slice);
+               (unsigned long long)net.host_gso.packets, tcp_behaviours_json(o).c_str(), host_json(o).c_str());
         fflush(stdout);
         wall_mark = now;
         reset_counts(net);

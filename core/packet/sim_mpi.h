@@ -44,7 +44,8 @@ struct mpi_options {
     /* The host's CPU (sim_mpi.cc, "the host's cores"): 0, every rank on a
      * core of its own, acting the moment something arrives; n > 0, all ranks
      * on one host of n cores (the emulated cluster's), taking turns of about
-     * cpu_slice each (drawn from seed) and acting only in their turns. */
+     * cpu_slice each (drawn from seed) and acting only in their turns
+     * (an idle rank yielding its turn: idle_yield). */
     int host_cores = 0;
     double cpu_slice = 0.5e-3;
     /* With the host's cores: a paced rank waiting for its link clock wakes
@@ -56,6 +57,14 @@ struct mpi_options {
      * spins in it, wanting a core and reading in its turns, as a rank in
      * Open MPI's barrier does; off, it sleeps off its core until it leaves */
     bool barrier_spins = false;
+    /* With the host's cores: a rank waiting in an MPI call whose progress
+     * poll finds nothing gives its core up (Open MPI's
+     * mpi_yield_when_idle, which the testbed sets: its ranks are
+     * oversubscribed), so a rank that has something to do runs within a
+     * round of polls of yield_poll each; off, the rank on a core keeps it
+     * for its whole turn */
+    bool idle_yield = true;
+    double yield_poll = 2.3e-6;
     unsigned long long seed = 1;
 };
 

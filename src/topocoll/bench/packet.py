@@ -81,7 +81,8 @@ def describe_model(m: dict) -> str:
                                 if m[within.get(key, key)] or key not in within) if said]
     parts.append("send buffer autotuned" if m["sndbuf"] == 0 else f"send buffer {m['sndbuf']} bytes")
     if m["host_cores"]:
-        parts.append(f"{m['host_cores']} host cores shared" + ("" if m.get("idle_wakes", True) else ", paced ranks asleep to their deadlines"))
+        parts.append(f"{m['host_cores']} host cores shared" + ("" if m.get("idle_wakes", True) else ", paced ranks asleep to their deadlines")
+                     + ("" if m.get("idle_yield", True) else ", ranks keeping a core their whole turn"))
     return f"ns-3 {m['ns3']} packets: " + ", ".join(parts)
 
 
