@@ -54,7 +54,7 @@ TCX_API double tcx_step_time(const tcx_state *st, int j, int k, const tcx_side *
  * oversubscribed cores every wake-up is CPU the others' packets need. */
 TCX_API int tcx_idle_until(const tcx_state *st, double until)
 {
-    int rc = MPI_SUCCESS;
+    int rc = MPI_SUCCESS, flag;
 #if defined(TOPOCOLL_SMPI) && !defined(TCX_SLEEP)
 #define TCX_SLEEP(seconds) smpi_usleep((useconds_t)((seconds) * 1e6 + 0.5))
 #endif
@@ -66,31 +66,27 @@ TCX_API int tcx_idle_until(const tcx_state *st, double until)
      * overshot more and more: faraj-yuan on 3 x 4 machines at 128 KB over
      * SimGrid's ns-3 model took 851 ms, then 1,274 ms on the next call,
      * where it takes 434 this way; a simulator moves the messages without
-     * the process's help. */
-    double now0 = TCX(Wtime)();
-#ifdef TCX_IDLE_WAKES
-    /* The packet simulator with the host's cores: a rank reads its sockets
-     * and answers rendezvous only while it runs, so its napping rank wakes
-     * as the loop below does, each wake driving the MPI's progress */
-    if (st->nap && TCX_IDLE_WAKES()) {
-        int flag;
-        const double longest = st->nap_max > TCX_IDLE_NAP ? st->nap_max : TCX_IDLE_NAP;
-        for (double now = now0; rc == MPI_SUCCESS && now < until; now = TCX(Wtime)()) {
-            TCX_SLEEP(until - now < longest ? until - now : longest);
-            rc = TCX(Iprobe)(MPI_ANY_SOURCE, MPI_ANY_TAG, st->comm, &flag, MPI_STATUS_IGNORE);
-        }
+     * the process's help.  The packet simulator with the host's cores
+     * (TCX_IDLE_WAKES) is the exception: a rank reads its sockets and
+     * answers rendezvous only while it runs, so its napping rank wakes as
+     * the testbed's does, in the loop below, each wake driving progress. */
+#ifndef TCX_IDLE_WAKES
+#define TCX_IDLE_WAKES() 0
+#endif
+    if (!st->nap || !TCX_IDLE_WAKES()) {
+        double now = TCX(Wtime)();
+        if (now < until) TCX_SLEEP(until - now);
         return rc;
     }
-#endif
-    if (now0 < until) TCX_SLEEP(until - now0);
-    (void)st;
+#define TCX_NAP(seconds) TCX_SLEEP(seconds)
 #else
-    int flag;
+#define TCX_NAP(seconds) st->nap(seconds)
+#endif
     const double longest = st->nap_max > TCX_IDLE_NAP ? st->nap_max : TCX_IDLE_NAP;
     for (double now = TCX(Wtime)(); rc == MPI_SUCCESS && now < until; now = TCX(Wtime)()) {
-        if (st->nap) st->nap(until - now < longest ? until - now : longest);
+        if (st->nap) TCX_NAP(until - now < longest ? until - now : longest);
         rc = TCX(Iprobe)(MPI_ANY_SOURCE, MPI_ANY_TAG, st->comm, &flag, MPI_STATUS_IGNORE);
     }
-#endif
+#undef TCX_NAP
     return rc;
 }

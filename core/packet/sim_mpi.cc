@@ -6,6 +6,7 @@
 #include <ucontext.h>
 #endif
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -492,6 +493,24 @@ void take_core(int c, int r)
     }
 }
 
+/* r leaves the queue of ranks waiting for a core */
+void dequeue(int r)
+{
+    auto it = std::find(g_cpu.queue.begin(), g_cpu.queue.end(), r);
+    if (it != g_cpu.queue.end()) g_cpu.queue.erase(it);
+}
+
+/* Core c's rank goes to the back of the queue and next, from the queue,
+ * takes the core. */
+void hand_over(int c, int next)
+{
+    Simulator::Cancel(g_cpu.turn_end[c]);
+    g_rank[g_cpu.on[c]].oncpu = false;
+    dequeue(next);
+    g_cpu.queue.push_back(g_cpu.on[c]);
+    take_core(c, next);
+}
+
 void give_core(int c)
 {
     g_cpu.on[c] = -1;
@@ -504,14 +523,11 @@ void give_core(int c)
 
 void end_turn(int c)
 {
-    int r = g_cpu.on[c];
     if (g_cpu.queue.empty()) {   /* nobody waits: another turn */
         g_cpu.turn_end[c] = Simulator::Schedule(Seconds(turn_length()), &end_turn, c);
         return;
     }
-    g_rank[r].oncpu = false;
-    g_cpu.queue.push_back(r);
-    give_core(c);
+    hand_over(c, g_cpu.queue.front());
 }
 
 void cpu_runnable(int r)
@@ -549,16 +565,7 @@ void handoff(int r)
     rank_state &k = g_rank[r];
     if (!k.runnable || k.oncpu) return;
     for (int c = 0; c < (int)g_cpu.on.size(); c++)
-        if (idle_on_core(c)) {
-            const int y = g_cpu.on[c];
-            Simulator::Cancel(g_cpu.turn_end[c]);
-            g_rank[y].oncpu = false;
-            for (auto it = g_cpu.queue.begin(); it != g_cpu.queue.end(); ++it)
-                if (*it == r) { g_cpu.queue.erase(it); break; }
-            g_cpu.queue.push_back(y);
-            take_core(c, r);
-            return;
-        }
+        if (idle_on_core(c)) return hand_over(c, r);
     /* no core idle now: the next rank to block offers its own (block) */
 }
 
@@ -571,11 +578,7 @@ void want_core(int r)
     bool idle = false;
     for (int c = 0; c < (int)g_cpu.on.size() && !idle; c++) idle = idle_on_core(c);
     if (!idle) return;
-    size_t ahead = 0;
-    for (int q : g_cpu.queue) {
-        if (q == r) break;
-        ahead++;
-    }
+    const size_t ahead = (size_t)(std::find(g_cpu.queue.begin(), g_cpu.queue.end(), r) - g_cpu.queue.begin());
     k.handoff = Simulator::Schedule(Seconds(g_opt.yield_poll * (double)(1 + ahead / g_cpu.on.size())), &handoff, r);
 }
 
@@ -591,11 +594,7 @@ void cpu_leave(int r)
     rank_state &k = g_rank[r];
     if (g_opt.host_cores <= 0 || !k.runnable) return;
     k.runnable = false;
-    if (!k.oncpu) {
-        for (auto it = g_cpu.queue.begin(); it != g_cpu.queue.end(); ++it)
-            if (*it == r) { g_cpu.queue.erase(it); break; }
-        return;
-    }
+    if (!k.oncpu) return dequeue(r);
     k.oncpu = false;
     for (int c = 0; c < (int)g_cpu.on.size(); c++)
         if (g_cpu.on[c] == r) {

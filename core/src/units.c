@@ -190,7 +190,7 @@ double tc_default(const char *name)
         {"pace_lead", TC_DEFAULT_PACE_LEAD}, {"capacitated_pace_lead", TC_DEFAULT_CAPACITATED_PACE_LEAD},
         {"pace_lead_share", TC_DEFAULT_PACE_LEAD_SHARE}, {"short_packet", TC_SHORT_PACKET_BYTES},
         {"ethernet_frame", TC_ETHERNET_FRAME}, {"shaper_burst", TC_SHAPER_BURST_S},
-        {"shaper_class_frames", TC_SHAPER_CLASS_FRAMES},
+        {"shaper_class_frames", TC_SHAPER_CLASS_FRAMES}, {"shaper_class_burst", TC_SHAPER_CLASS_BURST},
     };
     return lookup(defaults, sizeof defaults / sizeof defaults[0], name);
 }

@@ -507,7 +507,8 @@ double tc_pace_lead(int algorithm, const tc_topology *t, double bandwidth);
 /* "fanout", "bandwidth", "latency", "segment_size", "plan_whole_max_ranks"
  * (TC_PLAN_WHOLE_MAX_RANKS), "pace_lead", "capacitated_pace_lead", "pace_lead_share",
  * "short_packet" (TC_SHORT_PACKET_BYTES), "ethernet_frame", "shaper_burst"
- * (seconds), "shaper_class_frames"; -1 for an unknown name. */
+ * (seconds), "shaper_class_frames", "shaper_class_burst" (bytes); -1 for an
+ * unknown name. */
 double tc_default(const char *name);
 /* The emulated cluster's shapers' bucket for a link of rate_bps, in bytes:
  * TC_SHAPER_BURST_S at the rate, at least TC_SHAPER_CLASS_FRAMES frames. */
