@@ -2,13 +2,16 @@
 """Where a call's time goes: timeouts and drops over a call, the emulated
 cluster's kernel beside the packet simulator.
 
-  timeline.py record OUT [--tcp] -- topocoll bench T --backend testbed ... --csv FILE
+  timeline.py record OUT [--tcp [--segments]] -- topocoll bench T --backend testbed ... --csv FILE
         run the command (as root, on the testbed) with the kernel's TCP and
         drop tracepoints on (tracefs: tcp_cong_state_set, tcp_sendmsg_locked,
         skb:kfree_skb) and write OUT in the simulator's --trace format; with
         --tcp also each connection's ACKs, resends and state changes
         (tcp_probe for ACKs without data, tcp_retransmit_skb), as the
-        simulator's --trace-tcp writes them
+        simulator's --trace-tcp writes them; with --segments as well (needs
+        bpftrace) each resend's sequence numbers and each segment a queue
+        dropped (its connection, where, its sequence number), as the
+        simulator's resend and lost lines
   timeline.py convert RAW CSV OUT [--untimed N] [--calls-from PREFIX]
         a tracefs dump (record keeps it as OUT.tracefs) read again
   timeline.py tcp A B [--bin MS] [--mss BYTES]
@@ -19,7 +22,9 @@ cluster's kernel beside the packet simulator.
         and slow-start threshold at its first ACK in a call and its largest
         window in a call, the window at every ACK, and the ACKs that came
         2 ms or more after the connection's last (HyStart's ACK train ends
-        there)
+        there); from traces with lost lines (the simulator's, record
+        --segments) the data segments queues dropped and how many of their
+        resends were dropped again
   timeline.py compare A B [--bin MS]
         per timed call, side by side: drops, timeouts and repeated timeouts
         (a connection's backed-off RTO) in bins of MS milliseconds from the
@@ -70,10 +75,12 @@ import csv
 import json
 import os
 import re
+import shutil
 import signal
 import statistics as st
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 TRACEFS = Path("/sys/kernel/tracing")
@@ -109,10 +116,55 @@ def is_peer(addr: str) -> bool:
     return bool(addr) and not addr.startswith("127.") and addr != "0.0.0.0"
 
 
-def kernel_events(text: str, blocks: list[int], starts: list[float] | None = None) -> list[str]:
+# record --segments: bpftrace beside tracefs (its nsecs is CLOCK_MONOTONIC, as
+# tracefs's mono clock): each segment a queue drops with reason QDISC_DROP (its
+# network namespace's inode and device, addresses, ports, sequence number, IP
+# length, headers' length), each resend with its sequence numbers (tcp_skb_cb's
+# seq and end_seq: the first 8 bytes of the skb's cb, in hex)
+SEGMENTS_SCRIPT = r"""
+tracepoint:skb:kfree_skb / args->reason == QDISC_DROP_REASON / {
+  $skb = (struct sk_buff *)args->skbaddr;
+  $ip = (struct iphdr *)($skb->head + $skb->network_header);
+  if ($ip->protocol == 6) {
+    $tcp = (struct tcphdr *)($skb->head + $skb->network_header + $ip->ihl * 4);
+    printf("L %llu %u %s %s %u %s %u %u %u %u\n", nsecs, $skb->dev->nd_net.net->ns.inum, $skb->dev->name,
+           ntop($ip->saddr), bswap($tcp->source), ntop($ip->daddr), bswap($tcp->dest), bswap($tcp->seq),
+           bswap($ip->tot_len), $ip->ihl * 4 + $tcp->doff * 4);
+  }
+}
+tracepoint:tcp:tcp_retransmit_skb {
+  printf("R %llu %s %u %s %u %rx\n", nsecs, ntop(args->saddr), args->sport, ntop(args->daddr), args->dport,
+         buf(((struct sk_buff *)args->skbaddr)->cb, 8));
+}
+"""
+
+
+def segment_events(text: str, spaces: dict[str, str]) -> list[tuple[float, str]]:
+    """record --segments' bpftrace lines as trace events: resends with
+    their sequence numbers, lost segments at NAMESPACE:DEVICE (spaces:
+    namespace inode -> name)"""
+    out = []
+    for line in text.splitlines():
+        p = line.split()
+        try:
+            if p[:1] == ["L"] and len(p) == 11 and is_peer(p[6]):
+                where = f"{spaces.get(p[2], p[2])}:{p[3]}"
+                out.append((int(p[1]) / 1e9, f"tcp {p[4]}:{p[5]}->{p[6]}:{p[7]} lost {where} {p[8]} {int(p[9]) - int(p[10])}"))
+            elif p[:1] == ["R"] and len(p) == 7 and is_peer(p[4]):
+                b = bytes.fromhex(p[6].replace("\\x", ""))
+                seq, end = int.from_bytes(b[:4], "little"), int.from_bytes(b[4:], "little")
+                out.append((int(p[1]) / 1e9, f"tcp {p[2]}:{p[3]}->{p[4]}:{p[5]} resend {seq} {(end - seq) % (1 << 32)}"))
+        except ValueError:   # a line bpftrace cut short
+            continue
+    return out
+
+
+def kernel_events(text: str, blocks: list[int], starts: list[float] | None = None,
+                  segments: list[tuple[float, str]] | None = None) -> list[str]:
     """A tracefs dump (mono clock) as trace lines; blocks: the CSV's rows'
     block sizes, in order; starts: the calls' starts, if known (else found
-    from the sends)"""
+    from the sends); segments: record --segments' events, whose resends
+    (with sequence numbers) stand for tracefs's"""
     big = min(4096, min(blocks) // 2) if blocks else 4096
     sends, out, state = [], [], {}
     tcp = "tcp_probe:" in text or "tcp_retransmit_skb:" in text   # recorded with --tcp
@@ -145,8 +197,9 @@ def kernel_events(text: str, blocks: list[int], starts: list[float] | None = Non
                 ssthresh = int(f["ssthresh"])
                 out.append((t, f"tcp {f['src']}->{f['dest']} ack {int(f['snd_una'], 16)} {f['snd_cwnd']} "
                                f"{'inf' if ssthresh >= UNBOUNDED else ssthresh}"))
-        elif name == "tcp_retransmit_skb" and tcp and is_peer(f.get("daddr", "")):
+        elif name == "tcp_retransmit_skb" and tcp and not segments and is_peer(f.get("daddr", "")):
             out.append((t, f"tcp {conn} resend"))
+    out += segments or []
     if starts is None:
         starts = starts_of_sends(sorted(sends))
     timed = len(blocks)
@@ -156,7 +209,36 @@ def kernel_events(text: str, blocks: list[int], starts: list[float] | None = Non
     return [f"{t:.9f} {what}" for t, what in sorted(out)]
 
 
-def record(out: Path, command: list[str], untimed: int, tcp: bool = False) -> None:
+def namespaces() -> dict[str, str]:
+    """The named network namespaces (ip netns): inode -> name"""
+    names = {}
+    for name in os.listdir("/run/netns") if os.path.isdir("/run/netns") else []:
+        try:
+            names[str(os.stat(f"/run/netns/{name}").st_ino)] = name
+        except OSError:
+            continue
+    return names
+
+
+def start_segments(out: Path) -> subprocess.Popen:
+    """bpftrace running SEGMENTS_SCRIPT into OUT.segments, its probes attached"""
+    reason = re.search(r'\{ (\d+), "QDISC_DROP" \}', (TRACEFS / "events/skb/kfree_skb/format").read_text())
+    if not reason:
+        sys.exit("timeline: this kernel's kfree_skb names no QDISC_DROP reason: --segments cannot tell a queue's drops")
+    path, log = out.with_name(out.name + ".segments"), out.with_name(out.name + ".bpftrace-log")
+    proc = subprocess.Popen(["bpftrace", "-e", SEGMENTS_SCRIPT.replace("QDISC_DROP_REASON", reason.group(1))],
+                            stdout=open(path, "w"), stderr=open(log, "w"))
+    for _ in range(600):   # compiling and attaching takes a few seconds
+        if "Attaching" in path.read_text() or proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    if proc.poll() is not None or "Attaching" not in path.read_text():
+        proc.kill()
+        sys.exit(f"timeline: bpftrace did not start: {log.read_text().strip()[-1000:]}")
+    return proc
+
+
+def record(out: Path, command: list[str], untimed: int, tcp: bool = False, segments: bool = False) -> None:
     if "--csv" not in command:
         sys.exit("timeline: the command needs --csv FILE (the timed calls' count and sizes)")
     csv_path = Path(command[command.index("--csv") + 1])
@@ -164,6 +246,8 @@ def record(out: Path, command: list[str], untimed: int, tcp: bool = False) -> No
         subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACEFS)], check=False)
     if not (TRACEFS / "trace").exists():
         sys.exit(f"timeline: no tracefs at {TRACEFS} (needs root and a kernel with tracing)")
+    if segments and not shutil.which("bpftrace"):
+        sys.exit("timeline: --segments needs bpftrace (apt install bpftrace)")
 
     def put(name: str, value: str) -> None:
         try:
@@ -187,9 +271,17 @@ def record(out: Path, command: list[str], untimed: int, tcp: bool = False) -> No
             put("events/tcp/tcp_probe/filter", PROBE_FILTER)
         for e in events:
             put(f"events/{e}/enable", "1")
+        tracer = start_segments(out) if segments else None
         put("tracing_on", "1")
-        rc = subprocess.run(command).returncode
-        put("tracing_on", "0")
+        try:
+            rc = subprocess.run(command).returncode
+        finally:
+            put("tracing_on", "0")
+            if tracer:
+                tracer.send_signal(signal.SIGINT)
+                tracer.wait()
+        if segments:   # the namespaces' names, while they exist
+            out.with_name(out.name + ".netns").write_text(json.dumps(namespaces()))
         text = (TRACEFS / "trace").read_text()
     finally:
         put("tracing_on", "0")
@@ -293,7 +385,10 @@ def convert(raw: Path, csv_path: Path, out: Path, untimed: int, calls_from: str 
     if kept and int(kept.group(1)) < int(kept.group(2)):
         print(f"timeline: warning: {raw}: the trace buffer overflowed, {kept.group(1)} of {kept.group(2)} events kept "
               "(the earliest lost): trace fewer calls", file=sys.stderr)
-    lines = kernel_events(text, blocks, call_starts(calls_from) if calls_from else None)
+    seg, spaces = raw.with_suffix(".segments"), raw.with_suffix(".netns")   # record --segments' files beside RAW
+    segments = segment_events(seg.read_text(), json.loads(spaces.read_text()) if spaces.exists() else {}) \
+        if seg.exists() else None
+    lines = kernel_events(text, blocks, call_starts(calls_from) if calls_from else None, segments)
     out.write_text("".join(l + "\n" for l in lines))
     calls = [float(l.split()[0]) for l in lines if " call " in l]
     want = len(blocks) + untimed * len(set(blocks))
@@ -310,7 +405,11 @@ def read_trace(path: Path) -> tuple[list[float], list[tuple[int, float, list[str
     """A --trace file: the timed calls' starts, and every other line
     (line number, time, its words)"""
     calls, rows = [], []
-    for n, line in enumerate(open(path), 1):
+    try:
+        text = open(path).read()
+    except OSError as e:
+        sys.exit(f"timeline: {path}: {e.strerror}")
+    for n, line in enumerate(text.splitlines(), 1):
         p = line.split()
         if len(p) < 2:
             continue
@@ -366,8 +465,8 @@ def compare(a: Path, b: Path, bin_ms: float) -> None:
 
 def read_tcp(path: Path) -> tuple[list[float], dict[str, list[tuple]]]:
     """The timed calls' starts, and each connection's tcp lines in time
-    order: (time, "ack", una, cwnd, ssthresh or None), (time, "resend"),
-    (time, "state", name)"""
+    order: (time, "ack", una, cwnd, ssthresh or None), (time, "resend"[,
+    seq, bytes]), (time, "state", name), (time, "lost", where, seq, bytes)"""
     calls, rows = read_trace(path)
     conns = collections.defaultdict(list)
     for n, t, p in rows:
@@ -375,8 +474,10 @@ def read_tcp(path: Path) -> tuple[list[float], dict[str, list[tuple]]]:
             try:
                 if len(p) == 7 and p[3] == "ack":
                     ev = (t, "ack", int(p[4]), int(p[5]), None if p[6] == "inf" else int(p[6]))
-                elif len(p) == 4 and p[3] == "resend":
-                    ev = (t, "resend")
+                elif len(p) in (4, 6) and p[3] == "resend":   # SEQ BYTES: the simulator's, record --segments'
+                    ev = (t, "resend") + ((int(p[4]), int(p[5])) if len(p) == 6 else ())
+                elif len(p) == 7 and p[3] == "lost":
+                    ev = (t, "lost", p[4], int(p[5]), int(p[6]))
                 elif len(p) == 5 and p[3] == "state" and p[4] in STATES:
                     ev = (t, "state", p[4])
                 else:
@@ -400,6 +501,7 @@ def tcp_summary(calls: list[float], conns: dict, bin_s: float, mss: int) -> dict
         return i if i >= 0 and t < ends[i] else None
     loss_from, loss_bins, lasted, strides = collections.Counter(), collections.Counter(), [], collections.Counter()
     resends, first_cwnd, first_ssthresh, windows, peaks, gaps = 0, [], [], [], [], []
+    lost, again = 0, 0
     for evs in conns.values():
         state, entered, una, peak, last = "open", None, None, {}, None
         for ev in evs:
@@ -415,6 +517,8 @@ def tcp_summary(calls: list[float], conns: dict, bin_s: float, mss: int) -> dict
                 state = ev[2]
             elif kind == "resend":
                 resends += k is not None
+            elif kind == "lost":
+                pass
             else:
                 if una is not None and k is not None:
                     advance = (ev[2] - una) % (1 << 32)
@@ -432,11 +536,31 @@ def tcp_summary(calls: list[float], conns: dict, bin_s: float, mss: int) -> dict
                             first_ssthresh.append(ev[4])
                     peak[k] = max(peak.get(k, 0), ev[3])
         peaks += peak.values()
+        lost_data, lost_again = again_lost(evs, call_of)
+        lost += lost_data
+        again += lost_again
     n = len(calls)
     return {"calls": n, "loss": sum(loss_from.values()) / n, "loss_from": {k: v / n for k, v in loss_from.items()},
             "loss_bins": {b: v / n for b, v in loss_bins.items()}, "lasted": lasted, "resends": resends / n,
             "strides": strides, "first_cwnd": first_cwnd, "first_ssthresh": first_ssthresh, "windows": windows,
-            "peaks": peaks, "gaps": gaps}
+            "peaks": peaks, "gaps": gaps, "lost": lost, "again": again,
+            "traced_losses": any(ev[1] == "lost" for evs in conns.values() for ev in evs)}
+
+
+def again_lost(evs: list[tuple], call_of) -> tuple[int, int]:
+    """A connection's data segments lost in a timed call (lost lines with
+    bytes), and how many of them, resent (a resend line covering the
+    segment's first byte), were lost again after that resend"""
+    resends = [ev for ev in evs if ev[1] == "resend" and len(ev) == 4]
+    losses = [ev for ev in evs if ev[1] == "lost" and ev[4] > 0]
+    lost = again = 0
+    for t, _, _, seq, _ in losses:
+        if call_of(t) is None:
+            continue
+        lost += 1
+        sent = next((r[0] for r in resends if r[0] > t and (seq - r[2]) % (1 << 32) < r[3]), None)
+        again += sent is not None and any(u[0] > sent and u[3] == seq for u in losses)
+    return lost, again
 
 
 def tcp_compare(a: Path, b: Path, bin_ms: float, mss: int) -> None:
@@ -461,6 +585,14 @@ def tcp_compare(a: Path, b: Path, bin_ms: float, mss: int) -> None:
         return f"{quantile(xs, .5) * scale:.0f}/{quantile(xs, .9) * scale:.0f}{unit}"
     row("loss lasted, median/90 %", spread(sa["lasted"], 1e3, " ms"), spread(sb["lasted"], 1e3, " ms"))
     row("resends", f"{sa['resends']:.0f}", f"{sb['resends']:.0f}")
+
+    def lost(s):
+        return f"{s['lost'] / s['calls']:.0f}" if s["traced_losses"] else "-"
+
+    def again(s):
+        return f"{100 * s['again'] / s['lost']:.1f} %" if s["traced_losses"] and s["lost"] else "-"
+    row("data segments lost", lost(sa), lost(sb))
+    row("  resent and lost again", again(sa), again(sb))
     row("ACKs reaching senders", f"{sum(sa['strides'].values()) / sa['calls']:.0f}",
         f"{sum(sb['strides'].values()) / sb['calls']:.0f}")
     for k in range(1, 6):
@@ -597,6 +729,8 @@ def main() -> None:
     r.add_argument("--untimed", type=int, default=2, help="untimed calls a size (default %(default)s)")
     r.add_argument("--tcp", action="store_true",
                    help="also each connection's ACKs, resends and state changes (tcp_probe, tcp_retransmit_skb)")
+    r.add_argument("--segments", action="store_true",
+                   help="with --tcp, also the resends' sequence numbers and each segment a queue dropped (bpftrace)")
     v = sub.add_parser("convert", help="a tracefs dump read again")
     v.add_argument("raw", type=Path)
     v.add_argument("csv", type=Path)
@@ -630,13 +764,14 @@ def main() -> None:
                 late = argparse.ArgumentParser(prog="timeline.py record OUT", add_help=False)
                 late.add_argument("--untimed", type=int, default=args.untimed)
                 late.add_argument("--tcp", action="store_true", default=args.tcp)
+                late.add_argument("--segments", action="store_true", default=args.segments)
                 try:
                     more, unknown = late.parse_known_args(head)
                 except SystemExit:
                     ap.error(f"record: bad options before --: {' '.join(head)}")
                 if unknown:
                     ap.error(f"record: unknown arguments before --: {' '.join(unknown)}")
-                args.untimed, args.tcp = more.untimed, more.tcp
+                args.untimed, args.tcp, args.segments = more.untimed, more.tcp, more.segments
         if not command:
             ap.error(f"{args.cmd} needs a command after --")
         if os.geteuid() != 0:
@@ -644,7 +779,9 @@ def main() -> None:
         if args.cmd == "counters":
             counters(args.out, command)
         else:
-            record(args.out, command, args.untimed, args.tcp)
+            if args.segments and not args.tcp:
+                ap.error("record: --segments adds to --tcp: give both")
+            record(args.out, command, args.untimed, args.tcp, args.segments)
     elif args.cmd == "sends":
         if args.calls < 1:
             ap.error("--calls must be at least 1")

@@ -96,6 +96,35 @@ def test_kernel_trace_with_tcp_events_reads_as_the_simulators_tcp_lines():
     assert not any(" tcp " in l for l in plain)
 
 
+def test_segments_read_as_resends_with_sequence_numbers_and_lost_segments():
+    """record --segments' bpftrace lines: a queue's drop (namespace inode
+    and device, addresses, ports, sequence number, IP length, headers'
+    length) as the connection's lost line, at the namespace's name, with its
+    bytes of data (an ACK's 0); a resend's tcp_skb_cb bytes (seq, end_seq,
+    little-endian) as a resend line with them, standing for tracefs's resend
+    lines; loopback connections and lines cut short are left out."""
+    seq = 4000000000
+    cb = "".join(f"\\x{b:02x}" for b in seq.to_bytes(4, "little") + ((seq + 2896) % (1 << 32)).to_bytes(4, "little"))
+    text = "\n".join([
+        "Attaching 2 probes...",
+        "L 10002000000 4026533075 p4 10.123.0.6 60815 10.123.0.13 1024 12345 1500 52",
+        "L 10003000000 4026533075 up0 10.123.0.13 1024 10.123.0.6 60815 777 52 52",
+        "L 10003500000 4026530000 lo 127.0.0.1 5000 127.0.0.1 6000 1 1500 52",
+        f"R 10004000000 10.123.0.6 60815 10.123.0.13 1024 {cb}",
+        "R 10005000000 10.123.0.6 60815",
+    ])
+    events = timeline.segment_events(text, {"4026533075": "topocoll-s-s1"})
+    c, back = "10.123.0.6:60815->10.123.0.13:1024", "10.123.0.13:1024->10.123.0.6:60815"
+    assert events == [(10.002, f"tcp {c} lost topocoll-s-s1:p4 12345 1448"),
+                      (10.003, f"tcp {back} lost topocoll-s-s1:up0 777 0"),
+                      (10.004, f"tcp {c} resend {seq} 2896")]
+    a = (("10.123.0.6", 60815), ("10.123.0.13", 1024))
+    tracefs = "\n".join([send(10.000, 32768), state(10.0035, a, 3), resend(10.004, a)])
+    tcp = [l.split()[1:] for l in timeline.kernel_events(tracefs, [32768], segments=events) if " tcp " in l]
+    assert tcp == [["tcp", c, "lost", "topocoll-s-s1:p4", "12345", "1448"], ["tcp", back, "lost", "topocoll-s-s1:up0", "777", "0"],
+                   ["tcp", c, "state", "recovery"], ["tcp", c, "resend", str(seq), "2896"]]   # tracefs's resend left out
+
+
 def tcp_trace(path: Path, lines: list[str]) -> Path:
     path.write_text("".join(l + "\n" for l in lines))
     return path
@@ -135,6 +164,29 @@ def test_tcp_compares_timeouts_resends_acks_and_windows(tmp_path):
     assert rows["acknowledging 5+ segments"] == ["25", "%", "0", "%"]
     assert rows["2 ms or more after the connection's last"] == ["33", "%", "0", "%"]
     assert rows["largest window in a call (quartiles)"][1] == "-" and rows["window at an ACK (10/50/90 %)"][1] == "-"
+    assert rows["data segments lost"] == ["-", "-"] and rows["resent and lost again"] == ["-", "-"]   # no lost lines
+
+
+def test_tcp_counts_segments_lost_and_resends_lost_again(tmp_path):
+    """From lost and resend SEQ BYTES lines, a timed call's data segments
+    lost (an ACK lost is not one) and the share of those resent whose resend
+    was lost again (the same segment lost after a resend covering it)."""
+    c = "10.0.0.1:49153->10.0.0.2:5000"
+    a = tcp_trace(tmp_path / "a.trace", [
+        "0.0 call 0 65536 untimed", f"0.01 tcp {c} lost s0->s1 1 1448",            # untimed: not counted
+        "1.0 call 1 65536 timed",
+        f"1.001 tcp {c} lost s0->s1 1449 1448", f"1.002 tcp {c} lost s0->s1 2897 1448",
+        f"1.003 tcp {c} lost s1->s0 77 0",                                           # an ACK
+        f"1.020 tcp {c} resend 1449 2896",                                           # covers both
+        f"1.021 tcp {c} lost s0->s1 2897 1448",                                      # lost again
+        f"1.050 tcp {c} resend 2897 1448",
+    ])
+    s = timeline.tcp_summary(*timeline.read_tcp(a), 0.1, 1448)
+    assert s["lost"] == 3 and s["again"] == 1 and s["traced_losses"]
+    out = subprocess.run([sys.executable, str(SCRIPTS / "timeline.py"), "tcp", str(a), str(a)], capture_output=True, text=True)
+    rows = {l[:42].strip(): l[42:].split() for l in out.stdout.splitlines()[2:]}
+    assert rows["data segments lost"] == ["3", "3"] and rows["resent and lost again"] == ["33.3", "%", "33.3", "%"]
+    assert rows["resends"] == ["2", "2"]
 
 
 def test_tcp_refuses_what_it_cannot_read(tmp_path):
@@ -381,14 +433,16 @@ def test_record_with_tcp_filters_the_probes_and_puts_everything_back(tmp_path, m
 
 
 @pytest.mark.parametrize("argv, want", [
-    (["/tmp/o", "--tcp", "--", "b", "--csv", "f"], (["b", "--csv", "f"], 2, True)),   # after OUT, before --
-    (["--tcp", "/tmp/o", "--", "b"], (["b"], 2, True)),
-    (["/tmp/o", "--untimed", "1", "--tcp", "--", "b"], (["b"], 1, True)),
-    (["/tmp/o", "--", "b", "--tcp"], (["b", "--tcp"], 2, False)),                   # the command's own
+    (["/tmp/o", "--tcp", "--", "b", "--csv", "f"], (["b", "--csv", "f"], 2, True, False)),   # after OUT, before --
+    (["--tcp", "/tmp/o", "--", "b"], (["b"], 2, True, False)),
+    (["/tmp/o", "--untimed", "1", "--tcp", "--", "b"], (["b"], 1, True, False)),
+    (["/tmp/o", "--tcp", "--segments", "--", "b"], (["b"], 2, True, True)),
+    (["/tmp/o", "--", "b", "--tcp"], (["b", "--tcp"], 2, False, False)),                   # the command's own
 ])
 def test_record_reads_its_options_before_the_command(argv, want, monkeypatch):
     seen = {}
-    monkeypatch.setattr(timeline, "record", lambda out, cmd, untimed, tcp=False: seen.update(r=(cmd, untimed, tcp)))
+    monkeypatch.setattr(timeline, "record", lambda out, cmd, untimed, tcp=False, segments=False:
+                        seen.update(r=(cmd, untimed, tcp, segments)))
     monkeypatch.setattr(timeline.os, "geteuid", lambda: 0)
     monkeypatch.setattr(sys, "argv", ["timeline.py", "record", *argv])
     timeline.main()
@@ -398,11 +452,23 @@ def test_record_reads_its_options_before_the_command(argv, want, monkeypatch):
 def test_record_names_what_it_does_not_know(capsys, monkeypatch):
     monkeypatch.setattr(timeline.os, "geteuid", lambda: 0)
     for argv, word in ((["record", "/tmp/o", "--bogus", "--", "b"], "record: unknown arguments before --: --bogus"),
+                       (["record", "/tmp/o", "--segments", "--", "b"], "record: --segments adds to --tcp: give both"),
                        (["counters", "/tmp/o", "--tcp", "--", "b"], "counters: unknown arguments before --: --tcp")):
         monkeypatch.setattr(sys, "argv", ["timeline.py", *argv])
         with pytest.raises(SystemExit) as e:
             timeline.main()
         assert e.value.code == 2 and word in capsys.readouterr().err
+
+
+def test_record_segments_needs_bpftrace(tmp_path, monkeypatch):
+    """Without bpftrace, record --segments says so before touching tracefs."""
+    fs = fake_tracefs(tmp_path / "tracefs", "1410\n")
+    monkeypatch.setattr(timeline, "TRACEFS", fs)
+    monkeypatch.setattr(timeline.shutil, "which", lambda name: None)
+    with pytest.raises(SystemExit, match=r"--segments needs bpftrace \(apt install bpftrace\)"):
+        timeline.record(tmp_path / "out.txt", [sys.executable, "-c", "pass", "--csv", str(tmp_path / "t.csv")], 2,
+                        tcp=True, segments=True)
+    assert (fs / "tracing_on").read_text() == "1\n" and (fs / "trace_clock").read_text().startswith("[local]")   # untouched
 
 
 def test_record_names_a_setting_it_cannot_write(tmp_path, monkeypatch):

@@ -19,8 +19,12 @@
  *                                            the first unacknowledged byte, the window and the
  *                                            slow-start threshold in segments, "inf" before a
  *                                            loss sets one; the kernel's tcp_probe, its data_len 0)
- *   SECONDS tcp LOCAL->PEER resend            (a segment sent again: a recovery's, a timeout's, a
- *                                            loss probe's; the kernel's tcp_retransmit_skb)
+ *   SECONDS tcp LOCAL->PEER resend SEQ BYTES  (a segment sent again: a recovery's, a timeout's, a
+ *                                            loss probe's, its first byte's sequence number and its
+ *                                            data; the kernel's tcp_retransmit_skb, without the two)
+ *   SECONDS tcp LOCAL->PEER lost WHERE SEQ BYTES
+ *                                            (a segment of the connection dropped, WHERE as the
+ *                                            drop line's PORT, an ACK with 0 bytes; beside that line)
  *   SECONDS tcp LOCAL->PEER state NAME        (its congestion state changed to open, disorder, cwr,
  *                                            recovery or loss; the kernel's tcp_cong_state_set)
  * INDEX counts the calls of the run from 0, untimed ones too. */

@@ -124,6 +124,10 @@ const char *HELP =
     "  --rack-recovery on|off  in a fast recovery, a segment is lost once one sent after it is acknowledged\n"
     "                       or SACKed (Linux's RACK), so a lost tail goes again at once; off: ns-3's, only\n"
     "                       segments below a SACKed one, the rest a partial ACK at a time [on]\n"
+    "  --rack-ties on|off   RACK takes segments sent at one instant as sent in sequence order, so a lost\n"
+    "                       retransmission sent with a segment that arrived goes again (Linux's\n"
+    "                       tcp_skb_sent_after); off: only one sent strictly earlier is lost [off]\n"
+
     "  --small-queues on|off  Linux's TCP small queues: a connection keeps no more than about 1 ms of\n"
     "                       its rate (at least 2 segments) in its machine's queue, the rest of its window\n"
     "                       waiting in the socket; off: the whole window goes to the queue (ns-3's) [on]\n"
@@ -285,6 +289,7 @@ options parse(int argc, char **argv)
         else if (a == "--loss-probes") o.tcp.probes = on_off(a.c_str(), v);
         else if (a == "--lost-retransmits") o.tcp.lost_retransmits = on_off(a.c_str(), v);
         else if (a == "--rack-recovery") o.tcp.rack_recovery = on_off(a.c_str(), v);
+        else if (a == "--rack-ties") o.tcp.rack_ties = on_off(a.c_str(), v);
         else if (a == "--count-delivered") o.tcp.count_delivered = on_off(a.c_str(), v);
         else if (a == "--linux-hystart") o.tcp.linux_hystart = on_off(a.c_str(), v);
         else if (a == "--ack-rtt") o.tcp.ack_rtt = on_off(a.c_str(), v);
@@ -533,7 +538,7 @@ std::string tcp_behaviours_json(const options &o)
 {
     const std::pair<const char *, bool> flags[] = {
         {"small_queues", o.tcp.small_queues},   {"forward_retransmits", o.tcp.forward_retransmits},
-        {"timeout_keeps_ssthresh", o.tcp.timeout_keeps_ssthresh}, {"rack_recovery", o.tcp.rack_recovery},
+        {"timeout_keeps_ssthresh", o.tcp.timeout_keeps_ssthresh}, {"rack_recovery", o.tcp.rack_recovery}, {"rack_ties", o.tcp.rack_ties},
         {"linux_cubic", o.linux_cubic},         {"count_delivered", o.tcp.count_delivered},
         {"linux_hystart", o.tcp.linux_hystart}, {"linux_rto", o.tcp.linux_rto},
         {"linux_tlp", o.tcp.linux_tlp},         {"linux_prr", o.tcp.linux_prr},
@@ -681,13 +686,13 @@ int main(int argc, char **argv)
         const probing_tcp_hystart hy = probing_tcp_hystart_counts();
         printf("], \"bottleneck_load\": %.0f, \"checked\": %s, \"bad_bytes\": %lld, \"drops_switch\": %llu, "
                "\"drops_host\": %llu, \"drops_device\": %llu, \"messages\": %llu, \"fragments\": %llu, \"rendezvous\": %llu, "
-               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_counted_before\": %llu, \"tcp_hystart_exits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"tcp_repeat_timeouts\": %llu, \"tcp_acks_compressed\": %llu, \"tcp_acks_at_read\": %llu, \"reads_waited\": %llu, \"reads_late\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
+               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_rack_ties\": %llu, \"tcp_counted_before\": %llu, \"tcp_hystart_exits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"tcp_repeat_timeouts\": %llu, \"tcp_acks_compressed\": %llu, \"tcp_acks_at_read\": %llu, \"reads_waited\": %llu, \"reads_late\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
                "\"max_rss_mib\": %.1f, \"rendezvous_protocol\": \"%s\", \"skew\": %.9g, \"seed\": %llu, ",
                bound, check ? "true" : "false", bad_bytes[b], (unsigned long long)net.drops_switch,
                (unsigned long long)net.drops_host, (unsigned long long)net.drops_device, (unsigned long long)ss.messages, (unsigned long long)ss.fragments,
                (unsigned long long)ss.rendezvous, (unsigned long long)ss.wire_bytes, (unsigned long long)ss.timeouts, (unsigned long long)ss.recoveries,
                (unsigned long long)probing_tcp_probes(), (unsigned long long)probing_tcp_lost_retransmits(),
-               (unsigned long long)probing_tcp_rack_lost(), (unsigned long long)probing_tcp_counted_before(),
+               (unsigned long long)probing_tcp_rack_lost(), (unsigned long long)probing_tcp_rack_ties(), (unsigned long long)probing_tcp_counted_before(),
                (unsigned long long)hy.exits, (unsigned long long)ss.recovery_timeouts, ss.recovery_s,
                (unsigned long long)probing_tcp_floor_timeouts(), (unsigned long long)probing_tcp_repeat_timeouts(), (unsigned long long)probing_tcp_acks_compressed(), (unsigned long long)probing_tcp_acks_at_read(),
                (unsigned long long)ss.reads_waited, (unsigned long long)ss.reads_late, connect_s, connect_drops, pl.native_choice,

@@ -24,7 +24,14 @@
  * of a segment it acknowledges or that is SACKed, and every retransmitted,
  * unSACKed segment last sent before that goes again as the window allows
  * (the emulated cluster's counters and the simulator's:
- * docs/results/2026-11-26-packet-validation.md).
+ * docs/results/2026-11-26-packet-validation.md).  Segments sent in one
+ * instant are ordered by sequence, as Linux's tcp_skb_sent_after orders
+ * them (rack_ties).  A departure: Linux moves that clock only for segments
+ * newly SACKed or acknowledged, and not for a resent one delivered sooner
+ * than the least RTT after its resend (tcp_rack_advance); here every ACK
+ * takes every segment SACKed so far.  Modelled, it skipped 5 SACKs in 6
+ * jobs and moved nothing beyond a run's noise
+ * (docs/results/2026-12-02-packet-retransmits-lost-again.md).
  *
  * The same rule for first transmissions (rack_recovery): during a fast
  * recovery ns-3 marks a segment lost only below a SACKed one, so a
@@ -64,7 +71,7 @@ using namespace ns3;
 
 namespace {
 
-uint64_t g_probes = 0, g_lost_retransmits = 0, g_rack_lost = 0, g_floor_timeouts = 0, g_counted_before = 0, g_repeat_timeouts = 0, g_acks_compressed = 0,
+uint64_t g_probes = 0, g_lost_retransmits = 0, g_rack_lost = 0, g_rack_ties = 0, g_floor_timeouts = 0, g_counted_before = 0, g_repeat_timeouts = 0, g_acks_compressed = 0,
          g_acks_at_read = 0;
 probing_tcp_hystart g_hystart;   /* HyStart's exits, and by kind as the kernel counts them */
 small_queue_owner *g_sender = nullptr;   /* the socket whose data segment is on its way down the stack */
@@ -221,7 +228,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         const bool again = seq < m_tcb->m_highTxMark.Get();
         uint32_t n = TcpSocketBase::SendDataPacket(seq, maxSize, withAck);
         if (n > 0 && gso_left > 0) gso_left--;
-        if (n > 0 && again) trace_tcp("resend");
+        if (n > 0 && again) trace_resend(seq, n);
         /* ns-3 keeps the pipe (m_bytesInFlight) as it stood before this
          * segment, and SendPendingData's next CA_EVENT_TX_START test reads
          * that: where arm() did not read it again (outside the open state,
@@ -643,6 +650,10 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         if (event_tracing_tcp() && m_endPoint)
             event_trace("tcp %s %s%s", conn_name().c_str(), what, rest.c_str());
     }
+    void trace_resend(SequenceNumber32 seq, uint32_t bytes) const
+    {
+        trace_tcp("resend", " " + std::to_string(seq.GetValue()) + " " + std::to_string(bytes));
+    }
     void trace_ack() const
     {
         if (!event_tracing_tcp()) return;
@@ -717,7 +728,27 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         const Time sent = sacked.IsPositive() ? sacked : retransmitted ? Time(-1) : acked;
         return sent.IsPositive() ? Simulator::Now() - sent : Time(-1);
     }
-    Time delivered_sent = Seconds(-1);   /* RACK's clock: the latest send time of a segment delivered */
+    Time delivered_sent = Seconds(-1);   /* RACK's clock: the latest send time of a segment delivered, */
+    SequenceNumber32 delivered_end;      /* and that segment's end (rack_ties) */
+    /* whether a segment sent at `t` ending at `end` went after one sent at
+     * `t0` ending at `end0`: Linux's tcp_skb_sent_after (rack_ties), else
+     * strictly later */
+    bool sent_after(Time t, SequenceNumber32 end, Time t0, SequenceNumber32 end0) const
+    {
+        return t > t0 || (opt.rack_ties && t == t0 && end > end0);
+    }
+    void note_delivered(Time sent, SequenceNumber32 end)
+    {
+        if (sent_after(sent, end, delivered_sent, delivered_end)) delivered_sent = sent, delivered_end = end;
+    }
+    void note_sacked()
+    {
+        SequenceNumber32 end = m_txBuffer->HeadSequence();
+        for (TcpTxItem *item : sent_list(*m_txBuffer)) {
+            end += item->GetSeqSize();
+            if (item->IsSacked()) note_delivered(item->GetLastSent(), end);
+        }
+    }
     uint32_t sacked_below = 0;           /* segments the ACK in hand acknowledges that were SACKed before */
 
     /* Before ns-3 drops what an ACK acknowledges: when those segments were
@@ -731,7 +762,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         for (TcpTxItem *item : sent_list(*m_txBuffer)) {
             seq += item->GetSeqSize();
             if (seq > ack) break;
-            delivered_sent = std::max(delivered_sent, item->GetLastSent());
+            note_delivered(item->GetLastSent(), seq);
             if (item->IsSacked()) sacked += (item->GetSeqSize() + mss - 1) / mss;
         }
         return sacked;
@@ -747,16 +778,18 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         const auto state = m_tcb->m_congState.Get();
         if (!(opt.lost_retransmits || opt.rack_recovery) ||
             (state != TcpSocketState::CA_RECOVERY && state != TcpSocketState::CA_LOSS)) return false;
+        note_sacked();
         const std::list<TcpTxItem *> &sent = sent_list(*m_txBuffer);
-        for (TcpTxItem *item : sent)
-            if (item->IsSacked()) delivered_sent = std::max(delivered_sent, item->GetLastSent());
         uint64_t again = 0, first = 0;
         const bool firsts = opt.rack_recovery && state == TcpSocketState::CA_RECOVERY;
+        SequenceNumber32 end = m_txBuffer->HeadSequence();
         for (TcpTxItem *item : sent) {
-            if (item->IsSacked() || item->GetLastSent() >= delivered_sent) continue;
+            end += item->GetSeqSize();
+            if (item->IsSacked() || !sent_after(delivered_sent, delivered_end, item->GetLastSent(), end)) continue;
             if (item->m_retrans && opt.lost_retransmits) again++;
             else if (!item->m_retrans && firsts && !(item->*member(ItemLost()))) first++;
             else continue;
+            g_rack_ties += item->GetLastSent() == delivered_sent;
             mark_lost(*m_txBuffer, item);
         }
         g_lost_retransmits += again;
@@ -884,7 +917,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
              * never sent again; the first unacknowledged segment instead
              * drew duplicate ACKs that started needless recoveries) */
             TcpSocketBase::SendDataPacket(last_seq, last_len, true);
-            trace_tcp("resend");
+            trace_resend(last_seq, last_len);
         } else {
             return;   /* nothing to send: the RTO stays */
         }
@@ -938,6 +971,7 @@ const char *probing_tcp_l4(bool hash) { return hash ? "topocoll::FastTcpL4" : "n
 uint64_t probing_tcp_probes() { return g_probes; }
 uint64_t probing_tcp_lost_retransmits() { return g_lost_retransmits; }
 uint64_t probing_tcp_rack_lost() { return g_rack_lost; }
+uint64_t probing_tcp_rack_ties() { return g_rack_ties; }
 uint64_t probing_tcp_counted_before() { return g_counted_before; }
 probing_tcp_hystart probing_tcp_hystart_counts() { return g_hystart; }
 uint64_t probing_tcp_floor_timeouts() { return g_floor_timeouts; }
@@ -946,6 +980,6 @@ uint64_t probing_tcp_acks_compressed() { return g_acks_compressed; }
 uint64_t probing_tcp_acks_at_read() { return g_acks_at_read; }
 void probing_tcp_reset()
 {
-    g_probes = g_lost_retransmits = g_rack_lost = g_floor_timeouts = g_counted_before = g_repeat_timeouts = g_acks_compressed = g_acks_at_read = 0;
+    g_probes = g_lost_retransmits = g_rack_lost = g_rack_ties = g_floor_timeouts = g_counted_before = g_repeat_timeouts = g_acks_compressed = g_acks_at_read = 0;
     g_hystart = {};
 }

@@ -14,6 +14,15 @@ struct probing_tcp_options {
     bool probes = true;             /* tail loss probes */
     bool lost_retransmits = true;   /* RACK finds a lost retransmission */
     bool rack_recovery = true;      /* and, in a fast recovery, a lost first transmission (probing_tcp.cc) */
+    /* RACK's clock orders segments sent at one instant (one transmit loop
+     * stamps them alike, in the kernel as here) by sequence, the later
+     * sequence taken as sent later (tcp_skb_sent_after); off: only a segment
+     * sent strictly earlier than one delivered is lost, so a lost
+     * retransmission sent with a segment that arrived waits for the timeout.
+     * Linux's, yet off by default: on, a third of the timeouts go, but the
+     * grid moves away (59 of 64 against 62 pooled; held out 3 of 5 against
+     * 4: docs/results/2026-12-02-packet-retransmits-lost-again.md) */
+    bool rack_ties = false;
     bool sndbuf_auto = true;        /* the send buffer grows with the window */
     bool small_queues = true;       /* TCP small queues: below */
     /* TCP small queues check a GSO packet at a time, as Linux's
@@ -170,6 +179,7 @@ const char *probing_tcp_l4(bool hash);
 uint64_t probing_tcp_probes();   /* probes sent, all sockets, since the last reset */
 uint64_t probing_tcp_lost_retransmits();   /* lost retransmissions found and sent again, likewise */
 uint64_t probing_tcp_rack_lost();   /* first transmissions RACK found lost in a fast recovery, likewise */
+uint64_t probing_tcp_rack_ties();   /* of the segments RACK found lost, those sent in the instant of the one delivered (rack_ties) */
 /* slow starts Linux's HyStart ended, likewise; and as the kernel counts
  * them (TCPHystartTrainDetect, -TrainCwnd, -DelayDetect, -DelayCwnd): by
  * the ACK train, by the delay (one exit can count in both), and the

@@ -8,6 +8,7 @@
 #include "ns3/traffic-control-module.h"
 
 #include <algorithm>
+#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -308,17 +309,35 @@ class HostQueueDisc : public QueueDisc {
     void InitializeParams() override {}
 };
 
+/* With --trace-tcp, a TCP segment dropped at `where`, as its connection's
+ * line (event_trace.h): its sequence number and bytes of data */
+void trace_lost(const char *where, Ptr<const QueueDiscItem> item)
+{
+    Ptr<const Ipv4QueueDiscItem> ip = DynamicCast<const Ipv4QueueDiscItem>(item);
+    TcpHeader th;
+    if (!event_tracing_tcp() || !ip || ip->GetHeader().GetProtocol() != TcpL4Protocol::PROT_NUMBER ||
+        !item->GetPacket()->PeekHeader(th))
+        return;
+    std::ostringstream src, dst;
+    ip->GetHeader().GetSource().Print(src);
+    ip->GetHeader().GetDestination().Print(dst);
+    event_trace("tcp %s:%u->%s:%u lost %s %u %u", src.str().c_str(), th.GetSourcePort(), dst.str().c_str(),
+                th.GetDestinationPort(), where, th.GetSequenceNumber().GetValue(),
+                item->GetPacket()->GetSize() - th.GetSerializedSize());
+}
 /* A packet dropped, counted where the JSON reads it and traced (--trace) */
-void host_drop(uint64_t *count)
+void host_drop(uint64_t *count, Ptr<const QueueDiscItem> item = nullptr)
 {
     ++*count;
     event_trace("drop host");
+    if (item) trace_lost("host", item);
 }
-void port_drop(port_drops *pd)
+void port_drop(port_drops *pd, Ptr<const QueueDiscItem> item = nullptr)
 {
     ++pd->drops;
     ++*pd->total;
     event_trace("drop %s", pd->port.c_str());
+    if (item) trace_lost(pd->port.c_str(), item);
 }
 void unplaced_drop(tree_net *tn)
 {
@@ -446,7 +465,7 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                 Ptr<TrafficControlLayer> tcl = net.node[n]->GetObject<TrafficControlLayer>();
                 tcl->SetRootQueueDiscOnDevice(dev, qd);
                 qd->TraceConnectWithoutContext("Drop", MakeBoundCallback(
-                    +[](uint64_t *c, Ptr<const QueueDiscItem>) { host_drop(c); }, &net.drops_host));
+                    +[](uint64_t *c, Ptr<const QueueDiscItem> item) { host_drop(c, item); }, &net.drops_host));
                 q->TraceConnectWithoutContext("Drop", MakeBoundCallback(
                     +[](uint64_t *c, Ptr<const Packet>) { host_drop(c); }, &net.drops_host));
             } else {
@@ -475,7 +494,7 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                 net.ports.push_back({std::string(tc_topology_node_name(t, n)) + "->" + tc_topology_node_name(t, to), 0,
                                      &net.drops_switch});
                 qd->TraceConnectWithoutContext("Drop", MakeBoundCallback(
-                    +[](port_drops *pd, Ptr<const QueueDiscItem>) { port_drop(pd); }, &net.ports.back()));
+                    +[](port_drops *pd, Ptr<const QueueDiscItem> item) { port_drop(pd, item); }, &net.ports.back()));
                 q->TraceConnectWithoutContext("Drop", MakeBoundCallback(   /* never: the disc holds the backlog */
                     +[](port_drops *pd, Ptr<const Packet>) { port_drop(pd); }, &net.ports.back()));
             }

@@ -62,6 +62,7 @@ def describe_model(m: dict) -> str:
     flags = [("loss_probes", "tail loss probes", "no tail loss probe"),
              ("lost_retransmits", "RACK's lost retransmissions", "lost retransmissions left to the timeout"),
              ("rack_recovery", "RACK in fast recovery", "ns-3's fast recovery"),
+             ("rack_ties", "RACK's ties by sequence", None),
              ("count_delivered", "the window grown by what an ACK delivers", None),
              ("linux_hystart", "Linux's HyStart", "ns-3's HyStart"),
              ("ack_rtt", "HyStart on each ACK's round trip", "HyStart on ns-3's smoothed RTT"),
