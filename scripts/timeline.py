@@ -226,8 +226,9 @@ def start_segments(out: Path) -> subprocess.Popen:
     if not reason:
         sys.exit("timeline: this kernel's kfree_skb names no QDISC_DROP reason: --segments cannot tell a queue's drops")
     path, log = out.with_name(out.name + ".segments"), out.with_name(out.name + ".bpftrace-log")
-    proc = subprocess.Popen(["bpftrace", "-e", SEGMENTS_SCRIPT.replace("QDISC_DROP_REASON", reason.group(1))],
-                            stdout=open(path, "w"), stderr=open(log, "w"))
+    with open(path, "w") as stdout, open(log, "w") as stderr:   # the child keeps its own descriptors
+        proc = subprocess.Popen(["bpftrace", "-e", SEGMENTS_SCRIPT.replace("QDISC_DROP_REASON", reason.group(1))],
+                                stdout=stdout, stderr=stderr)
     for _ in range(600):   # compiling and attaching takes a few seconds
         if "Attaching" in path.read_text() or proc.poll() is not None:
             break
