@@ -23,8 +23,9 @@
  *                                            loss probe's, its first byte's sequence number and its
  *                                            data; the kernel's tcp_retransmit_skb, without the two)
  *   SECONDS tcp LOCAL->PEER lost WHERE SEQ BYTES
- *                                            (a segment of the connection dropped, WHERE as the
- *                                            drop line's PORT, an ACK with 0 bytes; beside that line)
+ *                                            (a segment of the connection dropped by a switch port's or
+ *                                            a machine's queue, WHERE as the drop line's PORT, an ACK
+ *                                            with 0 bytes; beside that line)
  *   SECONDS tcp LOCAL->PEER state NAME        (its congestion state changed to open, disorder, cwr,
  *                                            recovery or loss; the kernel's tcp_cong_state_set)
  * INDEX counts the calls of the run from 0, untimed ones too. */

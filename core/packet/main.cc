@@ -127,7 +127,6 @@ const char *HELP =
     "  --rack-ties on|off   RACK takes segments sent at one instant as sent in sequence order, so a lost\n"
     "                       retransmission sent with a segment that arrived goes again (Linux's\n"
     "                       tcp_skb_sent_after); off: only one sent strictly earlier is lost [off]\n"
-
     "  --small-queues on|off  Linux's TCP small queues: a connection keeps no more than about 1 ms of\n"
     "                       its rate (at least 2 segments) in its machine's queue, the rest of its window\n"
     "                       waiting in the socket; off: the whole window goes to the queue (ns-3's) [on]\n"
