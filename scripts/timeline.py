@@ -502,7 +502,7 @@ def tcp_summary(calls: list[float], conns: dict, bin_s: float, mss: int) -> dict
         return i if i >= 0 and t < ends[i] else None
     loss_from, loss_bins, lasted, strides = collections.Counter(), collections.Counter(), [], collections.Counter()
     resends, first_cwnd, first_ssthresh, windows, peaks, gaps = 0, [], [], [], [], []
-    lost, again = 0, 0
+    lost, again, traced_losses = 0, 0, False
     for evs in conns.values():
         state, entered, una, peak, last = "open", None, None, {}, None
         for ev in evs:
@@ -519,7 +519,7 @@ def tcp_summary(calls: list[float], conns: dict, bin_s: float, mss: int) -> dict
             elif kind == "resend":
                 resends += k is not None
             elif kind == "lost":
-                pass
+                traced_losses = True
             else:
                 if una is not None and k is not None:
                     advance = (ev[2] - una) % (1 << 32)
@@ -544,8 +544,7 @@ def tcp_summary(calls: list[float], conns: dict, bin_s: float, mss: int) -> dict
     return {"calls": n, "loss": sum(loss_from.values()) / n, "loss_from": {k: v / n for k, v in loss_from.items()},
             "loss_bins": {b: v / n for b, v in loss_bins.items()}, "lasted": lasted, "resends": resends / n,
             "strides": strides, "first_cwnd": first_cwnd, "first_ssthresh": first_ssthresh, "windows": windows,
-            "peaks": peaks, "gaps": gaps, "lost": lost, "again": again,
-            "traced_losses": any(ev[1] == "lost" for evs in conns.values() for ev in evs)}
+            "peaks": peaks, "gaps": gaps, "lost": lost, "again": again, "traced_losses": traced_losses}
 
 
 def again_lost(evs: list[tuple], call_of) -> tuple[int, int]:

@@ -639,11 +639,8 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     int traced_state = TcpSocketState::CA_OPEN;
     std::string conn_name() const
     {
-        std::ostringstream local, peer;
-        m_endPoint->GetLocalAddress().Print(local);
-        m_endPoint->GetPeerAddress().Print(peer);
-        return local.str() + ":" + std::to_string(m_endPoint->GetLocalPort()) + "->" + peer.str() + ":" +
-               std::to_string(m_endPoint->GetPeerPort());
+        return probing_tcp_conn_name(m_endPoint->GetLocalAddress(), m_endPoint->GetLocalPort(),
+                                     m_endPoint->GetPeerAddress(), m_endPoint->GetPeerPort());
     }
     void trace_tcp(const char *what, const std::string &rest = "") const
     {
@@ -968,6 +965,15 @@ Ptr<Socket> probing_tcp_socket(Ptr<Node> node, const probing_tcp_options &o)
 
 const char *probing_tcp_l4(bool hash) { return hash ? "topocoll::FastTcpL4" : "ns3::TcpL4Protocol"; }
 
+std::string probing_tcp_conn_name(Ipv4Address local, uint16_t local_port, Ipv4Address peer, uint16_t peer_port)
+{
+    std::ostringstream s;
+    local.Print(s);
+    s << ":" << local_port << "->";
+    peer.Print(s);
+    s << ":" << peer_port;
+    return s.str();
+}
 uint64_t probing_tcp_probes() { return g_probes; }
 uint64_t probing_tcp_lost_retransmits() { return g_lost_retransmits; }
 uint64_t probing_tcp_rack_lost() { return g_rack_lost; }

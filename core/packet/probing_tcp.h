@@ -6,6 +6,7 @@
 #define TOPOCOLL_PROBING_TCP_H
 
 #include <cstdint>
+#include <string>
 
 #include "ns3/internet-module.h"
 
@@ -176,6 +177,8 @@ uint32_t probing_tcp_sndbuf(uint64_t segments, uint32_t mss);
  * ns-3's, finding a connected socket by a hash rather than a walk; or
  * ns-3's own (hash false). */
 const char *probing_tcp_l4(bool hash);
+/* A connection as the traces name it, LOCAL:PORT->PEER:PORT (event_trace.h) */
+std::string probing_tcp_conn_name(ns3::Ipv4Address local, uint16_t local_port, ns3::Ipv4Address peer, uint16_t peer_port);
 uint64_t probing_tcp_probes();   /* probes sent, all sockets, since the last reset */
 uint64_t probing_tcp_lost_retransmits();   /* lost retransmissions found and sent again, likewise */
 uint64_t probing_tcp_rack_lost();   /* first transmissions RACK found lost in a fast recovery, likewise */

@@ -8,7 +8,6 @@
 #include "ns3/traffic-control-module.h"
 
 #include <algorithm>
-#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -318,11 +317,9 @@ void trace_lost(const char *where, Ptr<const QueueDiscItem> item)
     if (!event_tracing_tcp() || !ip || ip->GetHeader().GetProtocol() != TcpL4Protocol::PROT_NUMBER ||
         !item->GetPacket()->PeekHeader(th))
         return;
-    std::ostringstream src, dst;
-    ip->GetHeader().GetSource().Print(src);
-    ip->GetHeader().GetDestination().Print(dst);
-    event_trace("tcp %s:%u->%s:%u lost %s %u %u", src.str().c_str(), th.GetSourcePort(), dst.str().c_str(),
-                th.GetDestinationPort(), where, th.GetSequenceNumber().GetValue(),
+    const std::string conn = probing_tcp_conn_name(ip->GetHeader().GetSource(), th.GetSourcePort(),
+                                                   ip->GetHeader().GetDestination(), th.GetDestinationPort());
+    event_trace("tcp %s lost %s %u %u", conn.c_str(), where, th.GetSequenceNumber().GetValue(),
                 item->GetPacket()->GetSize() - th.GetSerializedSize());
 }
 /* A packet dropped, counted where the JSON reads it and traced (--trace) */
