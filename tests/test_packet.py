@@ -73,6 +73,39 @@ def test_every_block_delivered(tmp_path, algorithm, block, rendezvous):
         assert rec["rendezvous"] > 0 or rec["paced"], rec
 
 
+@pytest.mark.parametrize("algorithm", REGISTRY + ["native"])
+def test_every_block_delivered_on_connections_opened_at_first_message(tmp_path, algorithm):
+    """--connect lazy: each pair's connection opens at its first message, as
+    Open MPI's TCP BTL opens them, its data waiting for both ends' handshake
+    messages (the accepting rank answering in its turn on a shared core);
+    every byte still arrives, above and below the eager limit."""
+    for block in (3001, 70001):
+        rec = simulate(tmp_path, "chain:3,3", "--algorithm", algorithm, "--block", str(block), "--warmup", "1",
+                       "--repetitions", "1", "--check", "--connect", "lazy", "--host-cores", "2",
+                       "--skew", "0.0003")
+        assert rec["connect"] == "lazy" and rec["checked"] and rec["bad_bytes"] == 0, rec
+        assert rec["connections_before"] == 0 and rec["connections_at_first_message"] > 0, rec
+
+
+@pytest.mark.parametrize("spec,before,pairs", [("chain:3,3", 12, 15), ("chain:4,4", 12, 28), ("chain:4,4,4", 36, 66)])
+def test_connect_modes_open_the_pairs_they_say(tmp_path, spec, before, pairs):
+    """eager opens every pair before the run; lazy none; init the pairs the
+    PMPI library's start-up allgathers connect under Open MPI (Bruck's, ranks
+    2^k apart around the ring, on 6 and 12 ranks: 12 and 36 pairs; recursive
+    doubling, r and r xor 2^k, on 8: 12 pairs; the testbed's traces show
+    36 of 3 x 4 and 32 of 2 x 8), the rest at their first message; the
+    bytes right each way."""
+    for mode, want in (("eager", pairs), ("lazy", 0), ("init", before)):
+        rec = simulate(tmp_path, spec, "--algorithm", "linear", "--block", "2000", "--warmup", "1",
+                       "--repetitions", "1", "--check", "--connect", mode, "--host-cores", "2")
+        assert rec["bad_bytes"] == 0 and rec["connect"] == mode, rec
+        assert (rec["connections_before"], rec["connections_at_first_message"]) == (want, pairs - want), (mode, rec)
+        assert (rec["connect_s"] > 0) == (want > 0), rec
+    bad = subprocess.run([SIM, "--topology", str(topo_file(tmp_path, spec)), "--connect", "never"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--connect: 'never'; valid: eager, lazy, init" in bad.stderr, bad.stderr
+
+
 def test_a_wrong_byte_is_seen(tmp_path):
     """The check can fail: one byte of one message flipped on its way
     (--corrupt-message, for this test) is one bad byte, and the exit is 1."""
@@ -810,6 +843,17 @@ def test_gso_clumps_leave_machines_whole(tmp_path):
         assert rec["bad_bytes"] == 0 and rec["gso_clumps"] == (name == "clumps"), rec
         assert rec["drops_switch"] == 0 and rec["drops_host"] == 0, (name, rec["drops_by_port"])
         runs[name] = (rec["host_segments"] / rec["host_gso_packets"], st.median(rec["times"]))
+        sizes = rec["host_gso_sizes"]   # the packets by their segments: 1, 2, 3-4, 5-8, 9-16, 17+
+        assert list(sizes) == ["1", "2", "3-4", "5-8", "9-16", "17+"], sizes
+        assert sum(sizes.values()) == rec["host_gso_packets"], (sizes, rec["host_gso_packets"])
+        least = [1, 2, 3, 5, 9, 17]
+        most = [1, 2, 4, 8, 16, rec["host_segments"]]
+        assert sum(n * k for n, k in zip(sizes.values(), least)) <= rec["host_segments"] \
+            <= sum(n * k for n, k in zip(sizes.values(), most)), (sizes, rec["host_segments"])
+        if name == "segments":
+            assert sizes["1"] == rec["host_gso_packets"], sizes
+        else:
+            assert sum(sizes[b] for b in ("5-8", "9-16", "17+")) > 0, (name, sizes)
     assert runs["segments"][0] == 1.0, runs
     assert 2 < runs["gso"][0] < runs["clumps"][0], runs
     assert abs(runs["clumps"][1] / runs["segments"][1] - 1) < 0.03, runs

@@ -71,6 +71,7 @@ struct options {
     bool idle_yield = mpi_options().idle_yield;
     double yield_poll = mpi_options().yield_poll;
     std::string rendezvous = "put";
+    std::string connect = "eager";
     int check = -1;            /* -1: when the buffers are small */
     probing_tcp_options tcp;   /* what TCP does as Linux's does (--sndbuf sets sndbuf_auto) */
     std::string socket_lookup = "hash";
@@ -172,6 +173,12 @@ const char *HELP =
     "  --rendezvous put|copy  how Open MPI moves a message over its eager limit: put (its TCP BTL's\n"
     "                       default: a header, the receiver's put request, the whole message) or copy (the\n"
     "                       BTL without put: a first fragment, an answer, the rest) [put]\n"
+    "  --connect eager|lazy|init  when a pair's TCP connection opens: eager, every pair before the run;\n"
+    "                       lazy, at the pair's first message, as Open MPI's TCP BTL opens them (its data\n"
+    "                       waits for both ends' handshake messages, the accepting rank answering in its\n"
+    "                       turn); init, lazy but for the pairs the PMPI library's start-up allgathers\n"
+    "                       connect (Open MPI's recursive doubling on 2^n ranks, r and r xor 2^k; else\n"
+    "                       Bruck's, ranks 2^k apart), as on the testbed [eager]\n"
     "  --skew S             each rank starts each call at a random time up to S after the barrier\n"
     "                       (uniform; ranks leaving a barrier apart, as the testbed's do) [0]\n"
     "  --seed N             the skew's and the host's random numbers [1]\n"
@@ -319,6 +326,7 @@ options parse(int argc, char **argv)
         else if (a == "--yield-poll") o.yield_poll = number(a.c_str(), v);
         else if (a == "--seed") o.seed = (unsigned long long)whole(a.c_str(), v, 0, 1LL << 53);
         else if (a == "--rendezvous") o.rendezvous = v;
+        else if (a == "--connect") o.connect = v;
         else if (a == "--sync-depth") o.sync_depth = (int)whole(a.c_str(), v, 1, 1 << 20);
         else if (a == "--phase-order") o.phase_order = v;
         else if (a == "--segment-size") o.segment_size = whole(a.c_str(), v, 1, 1LL << 30);
@@ -352,6 +360,8 @@ options parse(int argc, char **argv)
     if (o.cpu_slice < 1e-6 || o.cpu_slice > 1) usage_error("--cpu-slice: a time from 1e-06 to 1 s");
     if (o.yield_poll < 1e-9 || o.yield_poll > o.cpu_slice)
         usage_error("--yield-poll: a time from 1e-09 s to the turn (--cpu-slice)");
+    if (o.connect != "eager" && o.connect != "lazy" && o.connect != "init")
+        usage_error("--connect: '" + o.connect + "'; valid: eager, lazy, init");
     if (o.rendezvous != "put" && o.rendezvous != "copy")
         usage_error("--rendezvous: '" + o.rendezvous + "'; valid: put, copy");
     return o;
@@ -371,6 +381,7 @@ void tcp_defaults(const options &o)
     Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(Seconds(o.delayed_ack)));
     Config::SetDefault("ns3::TcpSocket::TcpNoDelay", BooleanValue(true));
     Config::SetDefault("ns3::TcpSocket::DataRetries", UintegerValue(15));   /* Linux's tcp_retries2; ns-3's is 6 */
+    Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(Seconds(1)));   /* Linux's first SYN timeout; ns-3's is 3 s */
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(o.rto_min)));
     Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MilliSeconds(1)));
     /* a window closed to nothing is probed after the RTO's minimum, as Linux's
@@ -570,10 +581,11 @@ int main(int argc, char **argv)
         printf("{\"ns3\": \"%d.%d\", \"congestion\": \"%s\", \"mss\": %lld, \"delayed_ack_s\": %.9g, \"rto_min_s\": %.9g, "
                "\"loss_probes\": %s, \"lost_retransmits\": %s, %s, \"sndbuf\": %lld, \"rcvbuf\": %lld, "
                "\"buffer_packets\": %d, \"host_queue\": \"%s\", \"host_queue_packets\": %d, \"rendezvous\": \"%s\", "
-               "%s}\n",
+               "\"connect\": \"%s\", %s}\n",
                NS3_VERSION_MAJOR, NS3_VERSION_MINOR, o.congestion.c_str(), o.mss, o.delayed_ack, o.rto_min,
                o.tcp.probes ? "true" : "false", o.tcp.lost_retransmits ? "true" : "false", tcp_behaviours_json(o).c_str(),
-               o.sndbuf, o.rcvbuf, o.buffer, o.host_queue.c_str(), o.host_queue_packets, o.rendezvous.c_str(), host_json(o).c_str());
+               o.sndbuf, o.rcvbuf, o.buffer, o.host_queue.c_str(), o.host_queue_packets, o.rendezvous.c_str(), o.connect.c_str(),
+               host_json(o).c_str());
         return 0;
     }
     double wall0 = wall_now();
@@ -619,6 +631,7 @@ int main(int argc, char **argv)
     mo.tcp.sndbuf_auto = o.sndbuf == 0;
     mo.corrupt_message = o.corrupt_message;
     mo.rendezvous = o.rendezvous == "put" ? rendezvous_kind::put : rendezvous_kind::copy;
+    mo.connect = o.connect == "lazy" ? connect_mode::lazy : o.connect == "init" ? connect_mode::init : connect_mode::eager;
     mo.host_cores = o.host_cores;
     mo.cpu_slice = o.cpu_slice;
     mo.idle_wakes = o.idle_wakes;
@@ -686,7 +699,8 @@ int main(int argc, char **argv)
         printf("], \"bottleneck_load\": %.0f, \"checked\": %s, \"bad_bytes\": %lld, \"drops_switch\": %llu, "
                "\"drops_host\": %llu, \"drops_device\": %llu, \"messages\": %llu, \"fragments\": %llu, \"rendezvous\": %llu, "
                "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_rack_ties\": %llu, \"tcp_counted_before\": %llu, \"tcp_hystart_exits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"tcp_repeat_timeouts\": %llu, \"tcp_acks_compressed\": %llu, \"tcp_acks_at_read\": %llu, \"reads_waited\": %llu, \"reads_late\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
-               "\"max_rss_mib\": %.1f, \"rendezvous_protocol\": \"%s\", \"skew\": %.9g, \"seed\": %llu, ",
+               "\"max_rss_mib\": %.1f, \"rendezvous_protocol\": \"%s\", \"connect\": \"%s\", \"connections_before\": %zu, "
+               "\"connections_at_first_message\": %zu, \"skew\": %.9g, \"seed\": %llu, ",
                bound, check ? "true" : "false", bad_bytes[b], (unsigned long long)net.drops_switch,
                (unsigned long long)net.drops_host, (unsigned long long)net.drops_device, (unsigned long long)ss.messages, (unsigned long long)ss.fragments,
                (unsigned long long)ss.rendezvous, (unsigned long long)ss.wire_bytes, (unsigned long long)ss.timeouts, (unsigned long long)ss.recoveries,
@@ -695,7 +709,8 @@ int main(int argc, char **argv)
                (unsigned long long)hy.exits, (unsigned long long)ss.recovery_timeouts, ss.recovery_s,
                (unsigned long long)probing_tcp_floor_timeouts(), (unsigned long long)probing_tcp_repeat_timeouts(), (unsigned long long)probing_tcp_acks_compressed(), (unsigned long long)probing_tcp_acks_at_read(),
                (unsigned long long)ss.reads_waited, (unsigned long long)ss.reads_late, connect_s, connect_drops, pl.native_choice,
-               now - wall_mark, ru.ru_maxrss / 1024.0, o.rendezvous.c_str(), o.skew, o.seed);
+               now - wall_mark, ru.ru_maxrss / 1024.0, o.rendezvous.c_str(), o.connect.c_str(), sim_connections_before_run(),
+               sim_connections_in_run(), o.skew, o.seed);
         printf("\"tcp_hystart_train\": %llu, \"tcp_hystart_train_cwnd\": %llu, \"tcp_hystart_delay\": %llu, "
                "\"tcp_hystart_delay_cwnd\": %llu, \"drops_by_port\": {", (unsigned long long)hy.train, (unsigned long long)hy.train_cwnd,
                (unsigned long long)hy.delay, (unsigned long long)hy.delay_cwnd);
@@ -707,11 +722,20 @@ int main(int argc, char **argv)
         for (size_t k = 0; k < worst.size() && k < 12; k++)
             printf("%s\"%s\": %llu", k ? ", " : "", worst[k]->port.c_str(), (unsigned long long)worst[k]->drops);
         printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu, \"host_queue_peak\": %llu, "
-               "\"host_queue_peers_peak\": %llu, \"host_segments\": %llu, \"host_gso_packets\": %llu, %s, "
-               "%s}\n",
+               "\"host_queue_peers_peak\": %llu, \"host_segments\": %llu, \"host_gso_packets\": %llu, ",
                worst.size(), (unsigned long long)net.drops_unplaced, (unsigned long long)net.host_queue_peak,
                (unsigned long long)net.host_queue_peers_peak, (unsigned long long)net.host_gso.segments,
-               (unsigned long long)net.host_gso.packets, tcp_behaviours_json(o).c_str(), host_json(o).c_str());
+               (unsigned long long)net.host_gso.packets);
+        /* the GSO packets by their segments: "1", "2", "3-4", ..., "17+" */
+        printf("\"host_gso_sizes\": {");
+        for (int b = 0; b < gso_count::SIZE_BINS; b++) {
+            const unsigned lo = b ? (1u << (b - 1)) + 1 : 1, hi = 1u << b;
+            if (b + 1 == gso_count::SIZE_BINS) printf(", \"%u+\"", lo);
+            else if (lo == hi) printf("%s\"%u\"", b ? ", " : "", lo);
+            else printf(", \"%u-%u\"", lo, hi);
+            printf(": %llu", (unsigned long long)net.host_gso.by_size[b]);
+        }
+        printf("}, %s, %s}\n", tcp_behaviours_json(o).c_str(), host_json(o).c_str());
         fflush(stdout);
         wall_mark = now;
         reset_counts(net);

@@ -14,6 +14,7 @@
 #include <deque>
 #include <list>
 #include <memory>
+#include <set>
 #include <unordered_map>
 
 #include "mpi.h"
@@ -86,6 +87,7 @@ struct stream {
     bool up = false, pumping = false;
     double recovering_since = -1;     /* its sender's fast recovery began then (none: -1) */
     double waiting_since = -1;        /* bytes wait for the reader to run, since then (none: -1) */
+    bool awaiting_hello = false;      /* opened at a first message: only its HELLO goes until the peer's arrives */
 };
 
 struct rank_state {
@@ -279,7 +281,7 @@ void pump(stream &s)
 {
     if (!s.up || s.pumping || !can_act(s.from)) return;
     s.pumping = true;
-    while (s.wpos < s.q.size()) {
+    while (s.wpos < s.q.size() && !(s.awaiting_hello && s.q[s.wpos].kind != HELLO)) {
         uint32_t avail = s.wsock->GetTxAvailable();
         if (avail == 0) break;
         frag f = s.q[s.wpos];
@@ -297,12 +299,15 @@ void pump(stream &s)
     s.pumping = false;
 }
 
+void open_at_first_message(int a, int b);
+
 void enqueue(int from_rank, int to_rank, frag f)
 {
     f.wire = f.len + header_bytes(f.kind);
     g_stats.fragments++;
     stream &s = stream_of(from_rank, to_rank);
     s.q.push_back(f);
+    if (!s.up) open_at_first_message(from_rank, to_rank);
     pump(s);
 }
 
@@ -380,7 +385,7 @@ void deliver(const frag &f)
     case PUT_REQ: enqueue(f.m->src, f.m->dst, frag{PUT, f.m, 0, f.m->bytes, 0}); break;
     case PUT: land(f.m, f.off, f.len, false); break;
     case FIN: land(f.m, 0, 0, true); break;
-    case HELLO: break;
+    case HELLO: break;   /* read as it arrives (on_recv) */
     }
 }
 
@@ -421,8 +426,17 @@ void on_recv(stream *s, Ptr<Socket> sock)
                 s->wpos--;
                 s->rbytes = 0;
                 rank_state &k = g_rank[s->to];
-                if (k.progressing || k.finished || f.kind == HELLO) deliver(f);
-                else k.unread.push_back(f);
+                if (f.kind == HELLO) {   /* the peer's handshake: a connection opened at a first message carries data now */
+                    stream &back = stream_of(s->to, s->from);
+                    if (back.awaiting_hello) {
+                        back.awaiting_hello = false;
+                        pump(back);
+                    }
+                } else if (k.progressing || k.finished) {
+                    deliver(f);
+                } else {
+                    k.unread.push_back(f);
+                }
             }
         }
     }
@@ -651,6 +665,58 @@ void connection_done()
     if (--g_pending_connects == 0) Simulator::Stop();
 }
 
+/* The pairs whose connection is open or opening (a * machines + b, a < b),
+ * and those of them opened at a first message during the run */
+std::set<long long> g_opened, g_opened_in_run;
+
+long long pair_key(int a, int b) { return a < b ? (long long)a * g_machines + b : (long long)b * g_machines + a; }
+
+/* Machine a opens its connection to b: before the run (its HELLO tells b
+ * of the connection even when the handshake's last ACK is lost: ns-3 does
+ * not answer a repeated SYN-ACK), or at a first message during it (its
+ * HELLO, the BTL's connect ack, goes ahead of what waits, and the data
+ * waits for b's) */
+void open_pair(int a, int b, bool in_run)
+{
+    g_opened.insert(pair_key(a, b));
+    if (in_run) g_opened_in_run.insert(pair_key(a, b));
+    Ptr<Socket> s = probing_tcp_socket(g_net->node_of_machine(a), g_opt.tcp);
+    s->Bind();
+    s->SetConnectCallback(MakeBoundCallback(+[](int a, int b, bool in_run, Ptr<Socket> s) {
+                              stream &out = stream_of(a, b);
+                              out.q.push_front(frag{HELLO, nullptr, 0, 0, header_bytes(HELLO)});
+                              out.awaiting_hello = in_run;
+                              attach(a, b, s);
+                              if (!in_run) connection_done();
+                          }, a, b, in_run),
+                          MakeBoundCallback(+[](int a, int b, Ptr<Socket>) {
+                              run_failed("TCP could not connect machines " + std::to_string(a) + " and " +
+                                         std::to_string(b) + " (ranks): ns-3 gave up when its SYN "
+                                         "and 6 retries (ConnCount; from 1 s, doubling) went unanswered");
+                          }, a, b));
+    s->Connect(InetSocketAddress(g_net->machine_addr[b], PORT));
+}
+
+void open_at_first_message(int a, int b)
+{
+    if (g_opt.connect == connect_mode::eager || g_opened.count(pair_key(a, b))) return;
+    open_pair(a, b, true);
+}
+
+/* with connect init: the pairs the library's start-up allgathers connect.
+ * Open MPI runs an allgather of a few bytes by recursive doubling on a
+ * power of two ranks (r and r xor 2^k) and by Bruck's otherwise (r sends
+ * to r - 2^k, hears from r + 2^k), as the testbed's traces show: 32 pairs
+ * of 2 x 8 and 36 of 3 x 4 open before the first call. */
+bool connected_at_init(int a, int b, int machines)
+{
+    const bool pow2 = (machines & (machines - 1)) == 0;
+    const int d = pow2 ? a ^ b : ((b - a) % machines + machines) % machines;
+    for (int step = 1; step < machines; step *= 2)
+        if (d == step || (!pow2 && d == machines - step)) return true;
+    return false;
+}
+
 }  // namespace
 
 /* ---- the world ---- */
@@ -663,13 +729,21 @@ void sim_world_init(tree_net *net, const mpi_options &o)
     g_rank = std::vector<rank_state>(g_machines);
 }
 
+size_t sim_connections_in_run() { return g_opened_in_run.size(); }
+size_t sim_connections_before_run() { return g_opened.size() - g_opened_in_run.size(); }
+
 double sim_connect(const std::vector<char> &need, int machines)
 {
     double t0 = Simulator::Now().GetSeconds();
     std::vector<std::vector<int>> to(machines);
+    g_opened.clear();
+    g_opened_in_run.clear();
     for (int a = 0; a < machines; a++)
         for (int b = a + 1; b < machines; b++)
-            if (need[(size_t)a * machines + b]) to[a].push_back(b);
+            if (need[(size_t)a * machines + b] &&
+                (g_opt.connect == connect_mode::eager ||
+                 (g_opt.connect == connect_mode::init && connected_at_init(a, b, machines))))
+                to[a].push_back(b);
     for (int b = 0; b < machines; b++) {
         Ptr<Socket> l = probing_tcp_socket(g_net->node_of_machine(b), g_opt.tcp);
         l->Bind(InetSocketAddress(Ipv4Address::GetAny(), PORT));
@@ -678,8 +752,10 @@ double sim_connect(const std::vector<char> &need, int machines)
                              MakeBoundCallback(+[](int b, Ptr<Socket> s, const Address &from) {
                                  int a = machine_of_address(from);
                                  if (a < 0) fatal("a connection from an unknown address");
+                                 if (g_opened_in_run.count(pair_key(a, b)))   /* its answer, in b's turn */
+                                     stream_of(b, a).q.push_front(frag{HELLO, nullptr, 0, 0, header_bytes(HELLO)});
                                  attach(b, a, s);
-                                 connection_done();
+                                 if (!g_opened_in_run.count(pair_key(a, b))) connection_done();
                              }, b));
     }
     /* a machine opens its connections one at a time, 100 us apart for each
@@ -690,27 +766,8 @@ double sim_connect(const std::vector<char> &need, int machines)
     const int64_t gap_us = 100 * (int64_t)((machines + 31) / 32);
     for (int a = 0; a < machines; a++)
         for (size_t k = 0; k < to[a].size(); k++) {
-            int b = to[a][k];
             g_pending_connects += 2;
-            Simulator::Schedule(MicroSeconds(gap_us * (int64_t)k), +[](int a, int b) {
-                Ptr<Socket> s = probing_tcp_socket(g_net->node_of_machine(a), g_opt.tcp);
-                s->Bind();
-                s->SetConnectCallback(MakeBoundCallback(+[](int a, int b, Ptr<Socket> s) {
-                                          /* a first message, so that the other end learns of the
-                                           * connection even when the handshake's last ACK is lost
-                                           * (ns-3 does not answer a repeated SYN-ACK) */
-                                          stream_of(a, b).q.push_back(frag{HELLO, nullptr, 0, 0,
-                                                                           header_bytes(HELLO)});
-                                          attach(a, b, s);
-                                          connection_done();
-                                      }, a, b),
-                                      MakeBoundCallback(+[](int a, int b, Ptr<Socket>) {
-                                          run_failed("TCP could not connect machines " + std::to_string(a) + " and " +
-                                                     std::to_string(b) + " (ranks): ns-3 gave up when its SYN "
-                                                     "and 6 retries (ConnCount; from 3 s, doubling) went unanswered");
-                                      }, a, b));
-                s->Connect(InetSocketAddress(g_net->machine_addr[b], PORT));
-            }, a, b);
+            Simulator::Schedule(MicroSeconds(gap_us * (int64_t)k), &open_pair, a, to[a][k], false);
         }
     if (g_pending_connects) Simulator::Run();
     if (g_pending_connects) fatal("connections did not come up");

@@ -33,6 +33,8 @@
  *    rndv_eager_limit bytes, the receiver acknowledges, the sender writes
  *    the rest in fragments of max_send bytes. */
 enum class rendezvous_kind { put, copy };
+/* When a pair's TCP connection opens (mpi_options::connect) */
+enum class connect_mode { eager, lazy, init };
 struct mpi_options {
     long long eager_limit = 65536;   /* btl_tcp_eager_limit (with headers) */
     long long max_send = 131072;     /* btl_tcp_max_send_size */
@@ -66,6 +68,15 @@ struct mpi_options {
     bool idle_yield = true;
     double yield_poll = 2.3e-6;
     unsigned long long seed = 1;
+    /* When the connections open.  eager: every pair the schedules use,
+     * before the run.  lazy: as Open MPI's TCP BTL opens them, a pair's at
+     * its first message, whose data waits until both ends have sent their
+     * handshake message (the BTL's connect ack; the accepting end answers
+     * in its turn on a core).  init: lazy, but for the pairs the PMPI
+     * library's start-up exchange has already connected: its allgathers,
+     * which Open MPI runs by recursive doubling on a power of two ranks
+     * and by Bruck's otherwise (connected_at_init). */
+    connect_mode connect = connect_mode::eager;
 };
 
 struct sim_stats {
@@ -82,9 +93,13 @@ struct sim_stats {
 /* The simulated world: a rank on each machine of net (rank r on machine r). */
 void sim_world_init(tree_net *net, const mpi_options &o);
 /* Open the TCP connections of the pairs of machines that will talk
- * (need[a * m + b], a < b); then run ns-3 until they are up.  Returns the
- * simulated time it took. */
+ * (need[a * m + b], a < b), those mpi_options::connect opens before the run
+ * (the rest open at their first message); then run ns-3 until they are up.
+ * Returns the simulated time it took. */
 double sim_connect(const std::vector<char> &need, int machines);
+/* The connections opened before the run, and at a first message during it */
+size_t sim_connections_before_run();
+size_t sim_connections_in_run();
 /* Run body(rank) as every rank's program, from the current simulated time
  * until all have returned; stack_bytes a rank. */
 void sim_run_ranks(const std::function<void(int)> &body, size_t stack_bytes);

@@ -113,6 +113,7 @@ class HostQueueDisc : public QueueDisc {
     uint64_t *peak = nullptr;         /* the most packets any machine's queue held */
     uint64_t *peers_peak = nullptr;   /* the most peers any machine's queue held bulk for */
     gso_count *gso = nullptr;         /* the data segments queued and the GSO packets they made */
+    uint32_t gso_run = 0;             /* segments of the GSO packet being queued */
     /* gso_clumps: the queue shapes to the link's rate (its device is
      * faster) as the testbed's htb over a veth does: a packet leaves while
      * the bucket is not in debt, and a GSO packet's segments leave together,
@@ -210,7 +211,12 @@ class HostQueueDisc : public QueueDisc {
             if (band > 0) {   /* a data segment: it ends its GSO packet unless more follow */
                 const bool more = s->gso_follow() > 0;
                 if (shape_bps > 0 && more) follows.insert(PeekPointer(item));
-                if (gso) ++gso->segments, gso->packets += !more;
+                gso_run++;
+                if (gso) ++gso->segments;
+                if (!more) {
+                    if (gso) gso->add_packet(gso_run);
+                    gso_run = 0;
+                }
             }
         }
         if (peak) *peak = std::max<uint64_t>(*peak, GetNPackets());

@@ -45,6 +45,16 @@ struct port_drops {
  * packets they came in (tsq_gso; else one a segment). */
 struct gso_count {
     uint64_t segments = 0, packets = 0;
+    /* packets by their segments: 1, 2, 3-4, 5-8, 9-16, 17 and more */
+    static constexpr int SIZE_BINS = 6;
+    uint64_t by_size[SIZE_BINS] = {};
+    void add_packet(uint32_t segs)
+    {
+        int b = 0;
+        while (b + 1 < SIZE_BINS && segs > (1u << b)) b++;
+        by_size[b]++;
+        packets++;
+    }
 };
 
 struct tree_net {

@@ -81,6 +81,9 @@ def describe_model(m: dict) -> str:
     parts += [said for said in (on if m[key] else off for key, on, off in flags
                                 if m[within.get(key, key)] or key not in within) if said]
     parts.append("send buffer autotuned" if m["sndbuf"] == 0 else f"send buffer {m['sndbuf']} bytes")
+    parts.append({"eager": "connections opened before the run",
+                  "lazy": "connections opened at their first message",
+                  "init": "connections opened at their first message but the library's start-up pairs"}[m["connect"]])
     if m["host_cores"]:
         parts.append(f"{m['host_cores']} host cores shared" + ("" if m.get("idle_wakes", True) else ", paced ranks asleep to their deadlines")
                      + ("" if m.get("idle_yield", True) else ", ranks keeping a core their whole turn"))
