@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -244,6 +245,10 @@ long long whole(const char *opt, const char *text, long long least, long long mo
     return (long long)v;
 }
 
+/* --connect's names (sim_mpi.h, connect_mode) */
+const std::map<std::string, connect_mode> CONNECT_MODES = {
+    {"eager", connect_mode::eager}, {"lazy", connect_mode::lazy}, {"init", connect_mode::init}};
+
 options parse(int argc, char **argv)
 {
     options o;
@@ -360,7 +365,7 @@ options parse(int argc, char **argv)
     if (o.cpu_slice < 1e-6 || o.cpu_slice > 1) usage_error("--cpu-slice: a time from 1e-06 to 1 s");
     if (o.yield_poll < 1e-9 || o.yield_poll > o.cpu_slice)
         usage_error("--yield-poll: a time from 1e-09 s to the turn (--cpu-slice)");
-    if (o.connect != "eager" && o.connect != "lazy" && o.connect != "init")
+    if (!CONNECT_MODES.count(o.connect))
         usage_error("--connect: '" + o.connect + "'; valid: eager, lazy, init");
     if (o.rendezvous != "put" && o.rendezvous != "copy")
         usage_error("--rendezvous: '" + o.rendezvous + "'; valid: put, copy");
@@ -631,7 +636,7 @@ int main(int argc, char **argv)
     mo.tcp.sndbuf_auto = o.sndbuf == 0;
     mo.corrupt_message = o.corrupt_message;
     mo.rendezvous = o.rendezvous == "put" ? rendezvous_kind::put : rendezvous_kind::copy;
-    mo.connect = o.connect == "lazy" ? connect_mode::lazy : o.connect == "init" ? connect_mode::init : connect_mode::eager;
+    mo.connect = CONNECT_MODES.at(o.connect);
     mo.host_cores = o.host_cores;
     mo.cpu_slice = o.cpu_slice;
     mo.idle_wakes = o.idle_wakes;
