@@ -731,15 +731,9 @@ int main(int argc, char **argv)
                worst.size(), (unsigned long long)net.drops_unplaced, (unsigned long long)net.host_queue_peak,
                (unsigned long long)net.host_queue_peers_peak, (unsigned long long)net.host_gso.segments,
                (unsigned long long)net.host_gso.packets);
-        /* the GSO packets by their segments: "1", "2", "3-4", ..., "17+" */
-        printf("\"host_gso_sizes\": {");
-        for (int b = 0; b < gso_count::SIZE_BINS; b++) {
-            const unsigned lo = b ? (1u << (b - 1)) + 1 : 1, hi = 1u << b;
-            if (b + 1 == gso_count::SIZE_BINS) printf(", \"%u+\"", lo);
-            else if (lo == hi) printf("%s\"%u\"", b ? ", " : "", lo);
-            else printf(", \"%u-%u\"", lo, hi);
-            printf(": %llu", (unsigned long long)net.host_gso.by_size[b]);
-        }
+        printf("\"host_gso_sizes\": {");   /* the GSO packets by their segments */
+        for (int b = 0; b < gso_count::SIZE_BINS; b++)
+            printf("%s\"%s\": %llu", b ? ", " : "", gso_count::SIZE_LABELS[b], (unsigned long long)net.host_gso.by_size[b]);
         printf("}, %s, %s}\n", tcp_behaviours_json(o).c_str(), host_json(o).c_str());
         fflush(stdout);
         wall_mark = now;

@@ -64,3 +64,12 @@ int native_openmpi_run(int alg, int me, int p, const char *sbuf, char *rbuf, lon
     }
     return 0;
 }
+
+bool native_openmpi_allgather_pair(int a, int b, int p)
+{
+    const bool pow2 = (p & (p - 1)) == 0;
+    const int d = pow2 ? a ^ b : ((b - a) % p + p) % p;
+    for (int step = 1; step < p; step *= 2)
+        if (d == step || (!pow2 && d == p - step)) return true;
+    return false;
+}

@@ -14,10 +14,10 @@
 #include <deque>
 #include <list>
 #include <memory>
-#include <set>
 #include <unordered_map>
 
 #include "mpi.h"
+#include "native_openmpi.h"
 #include "probing_tcp.h"
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
@@ -665,9 +665,9 @@ void connection_done()
     if (--g_pending_connects == 0) Simulator::Stop();
 }
 
-/* The pairs whose connection is open or opening (a * machines + b, a < b),
- * and those of them opened at a first message during the run */
-std::set<long long> g_opened, g_opened_in_run;
+/* The pairs whose connection is open or opening (a * machines + b, a < b):
+ * whether it opened at a first message during the run */
+std::unordered_map<long long, bool> g_opened;
 
 long long pair_key(int a, int b) { return a < b ? (long long)a * g_machines + b : (long long)b * g_machines + a; }
 
@@ -676,15 +676,17 @@ long long pair_key(int a, int b) { return a < b ? (long long)a * g_machines + b 
  * not answer a repeated SYN-ACK), or at a first message during it (its
  * HELLO, the BTL's connect ack, goes ahead of what waits, and the data
  * waits for b's) */
+/* a connection's first bytes: its end's HELLO, ahead of what waits */
+void hello_first(stream &s) { s.q.push_front(frag{HELLO, nullptr, 0, 0, header_bytes(HELLO)}); }
+
 void open_pair(int a, int b, bool in_run)
 {
-    g_opened.insert(pair_key(a, b));
-    if (in_run) g_opened_in_run.insert(pair_key(a, b));
+    g_opened[pair_key(a, b)] = in_run;
     Ptr<Socket> s = probing_tcp_socket(g_net->node_of_machine(a), g_opt.tcp);
     s->Bind();
     s->SetConnectCallback(MakeBoundCallback(+[](int a, int b, bool in_run, Ptr<Socket> s) {
                               stream &out = stream_of(a, b);
-                              out.q.push_front(frag{HELLO, nullptr, 0, 0, header_bytes(HELLO)});
+                              hello_first(out);
                               out.awaiting_hello = in_run;
                               attach(a, b, s);
                               if (!in_run) connection_done();
@@ -703,20 +705,6 @@ void open_at_first_message(int a, int b)
     open_pair(a, b, true);
 }
 
-/* with connect init: the pairs the library's start-up allgathers connect.
- * Open MPI runs an allgather of a few bytes by recursive doubling on a
- * power of two ranks (r and r xor 2^k) and by Bruck's otherwise (r sends
- * to r - 2^k, hears from r + 2^k), as the testbed's traces show: 32 pairs
- * of 2 x 8 and 36 of 3 x 4 open before the first call. */
-bool connected_at_init(int a, int b, int machines)
-{
-    const bool pow2 = (machines & (machines - 1)) == 0;
-    const int d = pow2 ? a ^ b : ((b - a) % machines + machines) % machines;
-    for (int step = 1; step < machines; step *= 2)
-        if (d == step || (!pow2 && d == machines - step)) return true;
-    return false;
-}
-
 }  // namespace
 
 /* ---- the world ---- */
@@ -729,20 +717,22 @@ void sim_world_init(tree_net *net, const mpi_options &o)
     g_rank = std::vector<rank_state>(g_machines);
 }
 
-size_t sim_connections_in_run() { return g_opened_in_run.size(); }
-size_t sim_connections_before_run() { return g_opened.size() - g_opened_in_run.size(); }
+size_t sim_connections_in_run()
+{
+    return (size_t)std::count_if(g_opened.begin(), g_opened.end(), [](const auto &e) { return e.second; });
+}
+size_t sim_connections_before_run() { return g_opened.size() - sim_connections_in_run(); }
 
 double sim_connect(const std::vector<char> &need, int machines)
 {
     double t0 = Simulator::Now().GetSeconds();
     std::vector<std::vector<int>> to(machines);
     g_opened.clear();
-    g_opened_in_run.clear();
     for (int a = 0; a < machines; a++)
         for (int b = a + 1; b < machines; b++)
             if (need[(size_t)a * machines + b] &&
                 (g_opt.connect == connect_mode::eager ||
-                 (g_opt.connect == connect_mode::init && connected_at_init(a, b, machines))))
+                 (g_opt.connect == connect_mode::init && native_openmpi_allgather_pair(a, b, machines))))
                 to[a].push_back(b);
     for (int b = 0; b < machines; b++) {
         Ptr<Socket> l = probing_tcp_socket(g_net->node_of_machine(b), g_opt.tcp);
@@ -752,10 +742,10 @@ double sim_connect(const std::vector<char> &need, int machines)
                              MakeBoundCallback(+[](int b, Ptr<Socket> s, const Address &from) {
                                  int a = machine_of_address(from);
                                  if (a < 0) fatal("a connection from an unknown address");
-                                 if (g_opened_in_run.count(pair_key(a, b)))   /* its answer, in b's turn */
-                                     stream_of(b, a).q.push_front(frag{HELLO, nullptr, 0, 0, header_bytes(HELLO)});
+                                 const bool in_run = g_opened[pair_key(a, b)];
+                                 if (in_run) hello_first(stream_of(b, a));   /* its answer, in b's turn */
                                  attach(b, a, s);
-                                 if (!g_opened_in_run.count(pair_key(a, b))) connection_done();
+                                 if (!in_run) connection_done();
                              }, b));
     }
     /* a machine opens its connections one at a time, 100 us apart for each

@@ -75,7 +75,7 @@ struct mpi_options {
      * in its turn on a core).  init: lazy, but for the pairs the PMPI
      * library's start-up exchange has already connected: its allgathers,
      * which Open MPI runs by recursive doubling on a power of two ranks
-     * and by Bruck's otherwise (connected_at_init). */
+     * and by Bruck's otherwise (native_openmpi_allgather_pair). */
     connect_mode connect = connect_mode::eager;
 };
 

@@ -47,6 +47,7 @@ struct gso_count {
     uint64_t segments = 0, packets = 0;
     /* packets by their segments: 1, 2, 3-4, 5-8, 9-16, 17 and more */
     static constexpr int SIZE_BINS = 6;
+    static constexpr const char *SIZE_LABELS[SIZE_BINS] = {"1", "2", "3-4", "5-8", "9-16", "17+"};
     uint64_t by_size[SIZE_BINS] = {};
     void add_packet(uint32_t segs)
     {
