@@ -671,14 +671,14 @@ std::unordered_map<long long, bool> g_opened;
 
 long long pair_key(int a, int b) { return a < b ? (long long)a * g_machines + b : (long long)b * g_machines + a; }
 
+/* a connection's first bytes: its end's HELLO, ahead of what waits */
+void hello_first(stream &s) { s.q.push_front(frag{HELLO, nullptr, 0, 0, header_bytes(HELLO)}); }
+
 /* Machine a opens its connection to b: before the run (its HELLO tells b
  * of the connection even when the handshake's last ACK is lost: ns-3 does
  * not answer a repeated SYN-ACK), or at a first message during it (its
  * HELLO, the BTL's connect ack, goes ahead of what waits, and the data
  * waits for b's) */
-/* a connection's first bytes: its end's HELLO, ahead of what waits */
-void hello_first(stream &s) { s.q.push_front(frag{HELLO, nullptr, 0, 0, header_bytes(HELLO)}); }
-
 void open_pair(int a, int b, bool in_run)
 {
     g_opened[pair_key(a, b)] = in_run;
@@ -742,7 +742,8 @@ double sim_connect(const std::vector<char> &need, int machines)
                              MakeBoundCallback(+[](int b, Ptr<Socket> s, const Address &from) {
                                  int a = machine_of_address(from);
                                  if (a < 0) fatal("a connection from an unknown address");
-                                 const bool in_run = g_opened[pair_key(a, b)];
+                                 const auto it = g_opened.find(pair_key(a, b));   /* a lookup, not an insert */
+                                 const bool in_run = it != g_opened.end() && it->second;
                                  if (in_run) hello_first(stream_of(b, a));   /* its answer, in b's turn */
                                  attach(b, a, s);
                                  if (!in_run) connection_done();
