@@ -39,7 +39,11 @@ build: deps $(VENV)/.ok
 test: build test-san
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) FUZZ_SEED=1
 	cd $(BUILD) && ctest --output-on-failure
-	$(VENV)/bin/pytest -q --durations=10 tests
+	@# two at a time, then the tests that launch MPI jobs or the emulated cluster
+	@# (marked mpi: they take both cores) one at a time; both parts always run
+	$(VENV)/bin/pytest -q -n 2 -m "not mpi" --durations=10 tests; a=$$?; \
+	$(VENV)/bin/pytest -q -m mpi --durations=10 tests; b=$$?; \
+	exit $$(( a || b ))
 
 # The C unit tests and a small MPI integrity run, built with AddressSanitizer
 # and UndefinedBehaviorSanitizer (any report fails them).

@@ -12,6 +12,12 @@ EXAMPLES = ROOT / "examples" / "topologies"
 ALGORITHMS = [a["name"] for a in algorithms()]
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "mpi: launches real MPI ranks or the emulated cluster, which take both cores (and the "
+        "network namespaces); `make test` runs these one at a time after the rest, which run two at a time")
+
+
 @pytest.fixture
 def examples():
     return EXAMPLES

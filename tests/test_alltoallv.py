@@ -207,6 +207,7 @@ def v_stats(proc) -> tuple[int, int, dict]:
     return int(m.group(1)), int(m.group(2)), {k: int(v) for k, v in stats.items()}
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("mpi", MPIS)
 @pytest.mark.parametrize("np", range(1, 10))
 def test_planned_every_element(mpi, np):
@@ -221,6 +222,7 @@ def test_planned_every_element(mpi, np):
     assert errors == 0 and stats == {"planned": calls}, proc.stderr[-2000:]
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("mpi", MPIS)
 @pytest.mark.parametrize("algorithm, np", [("pairwise", 4), ("linear", 7), ("faraj-yuan", 5), ("native", 6),
                                            ("auto", 8)])
@@ -241,6 +243,7 @@ def test_other_choices_every_element(mpi, algorithm, np):
         assert stats == {algorithm: calls}, proc.stderr[-2000:]
 
 
+@pytest.mark.mpi
 def test_auto_below_the_threshold_stops_checking():
     """Small blocks go to the MPI; after 8 checked calls in a row the counts
     are checked every 64th call only (no all-reduce on the others), and the
@@ -254,6 +257,7 @@ def test_auto_below_the_threshold_stops_checking():
     assert m and int(m.group(1)) < 0.4 * calls, proc.stderr[-1500:]
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("mpi", MPIS)
 def test_erroneous_calls_return_errors_and_never_hang(mpi):
     proc = run(mpi, 4, [program("alltoallv_check", mpi), "--bad"], v_env(mpi, 4, "auto", TOPOCOLL_VERBOSE="1"),
@@ -265,6 +269,7 @@ def test_erroneous_calls_return_errors_and_never_hang(mpi):
     assert "native: receive regions overlap" in proc.stderr
 
 
+@pytest.mark.mpi
 def test_fatal_by_default_on_counts_that_do_not_match(tmp_path):
     """Without MPI_ERRORS_RETURN the job stops with the message (the MPI's
     default error handler), never wrong data or a hang."""
@@ -287,6 +292,7 @@ int main(int argc, char **argv) {
     assert proc.returncode != 0 and "rank 1 sends rank 0 16 bytes, but rank 0 expects 8 bytes" in proc.stderr
 
 
+@pytest.mark.mpi
 def test_bad_variable_stops_with_the_list():
     proc = run("openmpi", 2, [program("alltoallv_check", "openmpi")], v_env("openmpi", 2, "bruck-ish"))
     assert proc.returncode != 0 and "TOPOCOLL_ALLTOALLV=bruck-ish is not an algorithm; valid: planned" in proc.stderr

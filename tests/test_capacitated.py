@@ -308,6 +308,7 @@ def test_lanes_keep_their_senders(shape, limit):
 SMALL_LEAF_SPINE = leaf_spine(2, 3, 300)
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
 def test_every_byte_with_capacities(mpi, tmp_path):
     """6 ranks on two leaves whose uplinks carry 3 messages at once: the

@@ -139,9 +139,12 @@ def test_algorithms_and_config(capsys):
     assert code == 0 and out.strip()
 
 
-def test_demo(capsys):
-    code, out, _ = run(capsys, "demo", "--sizes", "16K,128K", "--no-testbed", "--no-packet")
+def test_demo(capsys, tmp_path):
+    code, out, _ = run(capsys, "demo", "--sizes", "16K", "--no-testbed", "--no-packet", "--out", str(tmp_path))
     assert code == 0
+    # every algorithm in SimGrid on each topology: a CSV and a figure each
+    for name in ("a-single-switch", "b-star", "c-chain"):
+        assert (tmp_path / f"{name}.csv").stat().st_size > 0 and (tmp_path / f"{name}.png").stat().st_size > 0
     lines = {l.split()[0]: l.split() for l in out.splitlines() if l.startswith(("a-", "b-", "c-"))}
     # machines, load and phases of the paper's three topologies
     assert lines["a-single-switch"][1:2] + lines["a-single-switch"][-5:-3] == ["24", "23", "23"]

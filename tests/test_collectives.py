@@ -66,6 +66,7 @@ def test_unknown_tree_algorithm():
 OPS = ["BCAST", "REDUCE", "ALLREDUCE", "BARRIER", "GATHER", "SCATTER"]
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("algorithm", ["multilevel", "two-level", "binomial", "native"])
 @pytest.mark.parametrize("np", range(1, 10))
 def test_every_collective_every_root(algorithm, np):
@@ -84,6 +85,7 @@ def test_every_collective_every_root(algorithm, np):
     assert stats.get(("reduce", "native"), 0) >= 1 and stats.get(("reduce", algorithm), 0) > 0
 
 
+@pytest.mark.mpi
 def test_groups_from_the_environment_per_process():
     """TOPOCOLL_GROUPS per process (MPMD app contexts): two sites, one with two
     machines; the multilevel bcast counts one message over the top level a call."""
@@ -150,6 +152,7 @@ switches:
 """
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("shapes", ["", "binomial,flat", "flat,flat,flat"])
 def test_shapes_by_model_and_by_variable(tmp_path, shapes):
     """Four sites: the model picks per message size (every element still
@@ -166,12 +169,14 @@ def test_shapes_by_model_and_by_variable(tmp_path, shapes):
     assert int(levels.group(1)) == 3 * calls and int(levels.group(2)) == 4 * calls
 
 
+@pytest.mark.mpi
 def test_bad_shapes_stop_the_job():
     env = {"LD_PRELOAD": str(pmpi_lib("openmpi")), "TOPOCOLL_TOPOLOGY": "chain:2,2", "TOPOCOLL_TREE_SHAPES": "star"}
     proc = run("openmpi", 2, [program("coll_check", "openmpi")], env)
     assert proc.returncode != 0 and "TOPOCOLL_TREE_SHAPES=star" in proc.stderr
 
 
+@pytest.mark.mpi
 def test_verbose_says_every_fallback():
     """TOPOCOLL_VERBOSE names what sends a call to the MPI: a machine missing
     from the topology (as the alltoall line does), an intercommunicator, a
@@ -187,6 +192,7 @@ def test_verbose_says_every_fallback():
     assert "reduce: native: a non-commutative operation" in err
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("value, says", [("99", "TOPOCOLL_TWO_LEVEL_AT=99: expected a whole number from 0 to 15"), ("x", "TOPOCOLL_TWO_LEVEL_AT=x"),
                                          ("5", "TOPOCOLL_TWO_LEVEL_AT=5: the communicator's levels are 0 (the top) to 1")])
 def test_two_level_at_out_of_range_stops_the_job(value, says):

@@ -65,6 +65,7 @@ def test_generated_routine_compiles_optimised(tmp_path, mpi, algorithm, opt, cap
     assert cc.returncode == 0, cc.stderr
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("mpi", MPIS)
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_generated_routine_every_byte(tmp_path, mpi, algorithm, capsys):

@@ -157,6 +157,7 @@ def pmpi_env(mpi, np, **kw):
             "TOPOCOLL_ALLTOALL": "faraj-yuan", "TOPOCOLL_RANK_MAP": ",".join(f"n{i}" for i in range(np)), **kw}
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("mpi", MPIS)
 def test_pmpi_runs_its_part_every_byte(mpi):
     """Each rank plans only its part; every byte of every block arrives, and
@@ -168,6 +169,7 @@ def test_pmpi_runs_its_part_every_byte(mpi):
     assert "faraj-yuan planned per rank (TOPOCOLL_PLAN=rank)" in proc.stderr
 
 
+@pytest.mark.mpi
 def test_pmpi_whole_and_auto_below_the_threshold_plan_whole():
     for plan in ("whole", "auto"):
         proc = run("openmpi", 4, [program("alltoall_check", "openmpi"), "1000"],
@@ -176,6 +178,7 @@ def test_pmpi_whole_and_auto_below_the_threshold_plan_whole():
         assert "planned per rank" not in proc.stderr
 
 
+@pytest.mark.mpi
 def test_pmpi_refuses_an_unknown_plan_word():
     proc = run("openmpi", 2, [program("alltoall_check", "openmpi"), "1"],
                pmpi_env("openmpi", 2, TOPOCOLL_PLAN="parts"))

@@ -295,6 +295,7 @@ def stats(proc):
     return {m.group(1): int(m.group(2)) for m in re.finditer(r"topocoll: alltoall (\S+) calls=(\d+)", proc.stderr)}
 
 
+@pytest.mark.mpi
 def test_pmpi_auto_follows_the_tuning_file(tmp_path):
     rules = [{"ranks": 4, "min_block": 0, "max_block": 399, "algorithm": "native"},
              {"ranks": 4, "min_block": 400, "max_block": 100000, "algorithm": "bruck"},
@@ -309,6 +310,7 @@ def test_pmpi_auto_follows_the_tuning_file(tmp_path):
     assert re.search(rf"bruck for blocks of \d+ bytes \(auto: TOPOCOLL_TUNING {re.escape(str(f))}:\d+\)", proc.stderr)
 
 
+@pytest.mark.mpi
 def test_pmpi_untuned_auto_says_the_model_chose(tmp_path):
     proc = run("openmpi", 4, [program("alltoall_check", "openmpi"), "1", "1", "100000"],
                pmpi_env(4, TOPOCOLL_VERBOSE="1", TOPOCOLL_BANDWIDTH="100Mbit"))
@@ -319,6 +321,7 @@ def test_pmpi_untuned_auto_says_the_model_chose(tmp_path):
     assert s.get("native", 0) > 0 and s.get("faraj-yuan", 0) > 0
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("doc, n, says", [
     ('{"format": "topocoll-tuning/1",\n "rules": [}', 4, r"TOPOCOLL_TUNING: .*t\.json:2:\d+: rule 0: expected"),
     (tuning_doc([{"ranks": 4, "algorithm": "nope"}]), 4, r"TOPOCOLL_TUNING: .*t\.json:\d+:\d+: rule 0: unknown algorithm"),
@@ -385,6 +388,7 @@ def ompi_ran(rules, spy, sizes, np=4):
     return set(re.findall(r"spy: ompi_coll_base_alltoall_intra_(\w+)", proc.stderr))
 
 
+@pytest.mark.mpi
 @pytest.mark.skipif(not available("openmpi"), reason="Open MPI is part of the suite's set-up")
 def test_openmpi_loads_the_exported_rules_and_runs_what_they_name(tmp_path, spy):
     f = tmp_path / "r.rules"
@@ -411,6 +415,7 @@ def mpich_check(tree, tmp_path, np=4):
                {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": str(f)}, timeout=120)
 
 
+@pytest.mark.mpi
 @pytest.mark.skipif(not available("mpich"), reason="MPICH is part of the suite's set-up")
 def test_mpich_loads_the_exported_tree_and_runs_what_it_names(tmp_path):
     default = native_tuning.mpich_default_tree()
@@ -443,6 +448,7 @@ def test_mpich_loads_the_exported_tree_and_runs_what_it_names(tmp_path):
 
 # ---- the user's own launcher ---------------------------------------------------------------
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("mpi, launcher, variant", [
     ("openmpi", ["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe", "-np", "4"], "native:pairwise"),
     ("mpich", ["mpiexec.mpich", "-n", "4"], "native:brucks"),
