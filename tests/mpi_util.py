@@ -13,6 +13,14 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
 MPIS = ["openmpi", "mpich"]
 SUFFIX = {"openmpi": "", "mpich": "_mpich"}
+# MPICH's ranks spin in every wait: where they share the 2 cores, the
+# executor naps between tests instead (the same data paths; half the time at
+# 9 ranks); MPI_Waitall, the executor's default, runs wherever this is not given
+MPICH_NAP = {"TOPOCOLL_NAP": "200us"}
+# Whether the running test is marked mpi (tests/conftest.py sets it; None
+# outside pytest): `make test` runs those one at a time, so run() refuses an
+# unmarked test rather than let it launch ranks beside another test
+running_marked: bool | None = None
 
 
 def pmpi_lib(mpi: str) -> Path:
@@ -29,6 +37,9 @@ def available(mpi: str) -> bool:
 
 def run(mpi: str, np: int, argv: list[str], env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
     """Run argv on np ranks of the given MPI, with env added to ours."""
+    if running_marked is False:
+        raise RuntimeError("mark this test @pytest.mark.mpi: it launches MPI ranks, which make test runs one "
+                           "test at a time")
     full = dict(os.environ)
     full.update(env)
     full.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")

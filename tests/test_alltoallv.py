@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from topocoll import Topology, TopocollError
 from topocoll._core import Network, Schedule, Traffic
 
-from .mpi_util import MPIS, available, pmpi_lib, program, run
+from .mpi_util import MPICH_NAP, MPIS, available, pmpi_lib, program, run
 from .trees import trees
 
 CLI = [sys.executable, "-m", "topocoll.cli"]
@@ -194,8 +194,8 @@ def v_env(mpi: str, np: int, algorithm: str, **extra) -> dict:
            "TOPOCOLL_RANK_MAP": ",".join(f"n{i}" for i in range(np)), "TOPOCOLL_ALLTOALLV": algorithm,
            "TOPOCOLL_STATS": "1", "TOPOCOLL_CHECK": "1", "TOPOCOLL_ALLTOALLV_PIECE_SIZE": "1000",
            "TOPOCOLL_ALLTOALLV_MIN_BYTES": "1000"}
-    if mpi == "mpich":   # its ranks spin in every wait: nap instead, the 2 cores are shared by up to 9 of them
-        env["TOPOCOLL_NAP"] = "200us"
+    if mpi == "mpich":   # up to 9 ranks on the 2 cores
+        env.update(MPICH_NAP)
     env.update(extra)
     return env
 

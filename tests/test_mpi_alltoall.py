@@ -12,7 +12,7 @@ import pytest
 from topocoll._core import algorithms
 
 from .conftest import ALGORITHMS
-from .mpi_util import MPIS, available, pmpi_lib, program, run
+from .mpi_util import MPICH_NAP, MPIS, available, pmpi_lib, program, run
 
 pytestmark = pytest.mark.mpi
 
@@ -49,11 +49,8 @@ def test_every_byte(mpi, algorithm, np):
     if not available(mpi):
         pytest.fail(f"{mpi} is not installed (make deps installs it)")
     env = env_for(algorithm, np, LD_PRELOAD=str(pmpi_lib(mpi)))
-    if mpi == "mpich" and np > 2:
-        # MPICH's ranks spin in every wait: where they outnumber the 2 cores,
-        # the executor naps between tests instead (half the time; the same
-        # data paths; MPI_Waitall, the default, runs at 1 and 2 ranks)
-        env["TOPOCOLL_NAP"] = "200us"
+    if mpi == "mpich" and np > 2:   # more ranks than cores; MPI_Waitall at 1 and 2
+        env.update(MPICH_NAP)
     if mpi == "mpich" and algorithm == "native":
         # MPICH 4.0.2's own in-place MPI_Alltoall truncates a resized struct
         # type at count 1000 ("Message truncated" in its pairwise
