@@ -192,6 +192,80 @@ def test_host_queue_keeps_a_flow_in_order(testbed):
     assert len(got) > 250 and overtaken(got) > 50, got                # short-first: small ones jump the queue
 
 
+MANY_SINK = """
+import socket, threading
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("", 5998)); s.listen(8)
+def drain(c):
+    while c.recv(1 << 16):
+        pass
+while True:
+    c = s.accept()[0]; threading.Thread(target=drain, args=(c,), daemon=True).start()
+"""
+
+BURST = """
+import socket, struct, sys, threading, time
+cap = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))   # every frame of eth0
+cap.bind(("eth0", 0)); cap.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 20)
+cap.setsockopt(socket.SOL_SOCKET, 35, 1)                                   # SO_TIMESTAMPNS
+cs = [socket.create_connection((p, 5998)) for p in sys.argv[1:]]
+for k in range(4):                                 # windows open, then the queue idles
+    for c in cs:
+        c.sendall(b"w" * 65536)
+    time.sleep(0.3)
+cap.settimeout(0.01)
+try:
+    while True:
+        cap.recv(65536)
+except socket.timeout:
+    pass
+def capture():
+    cap.settimeout(0.5)
+    try:
+        while True:
+            data, anc, _, addr = cap.recvmsg(65536, 64)
+            if addr[2] == socket.PACKET_OUTGOING and anc:
+                sec, ns = struct.unpack("qq", anc[0][2][:16])
+                print(sec * 10**9 + ns, len(data))
+    except socket.timeout:
+        pass
+t = threading.Thread(target=capture); t.start(); time.sleep(0.05)
+for c in cs:                                       # 64 KB to each peer at once
+    c.send(b"b" * 65536)
+t.join()
+"""
+
+
+@pytest.mark.parametrize("kind", list(net.HOST_QUEUES))
+def test_host_queue_holds_the_link_rate_at_the_millisecond(testbed, kind):
+    """A machine with 64 KB for each of 3 peers after an idle spell sends
+    no more in any millisecond than a NIC at the link's rate could after
+    idling: the shapers' bucket plus a millisecond at the rate (and a frame
+    of rounding), by the kernel's time of each frame leaving eth0.  Per-peer
+    htb classes alone let 30-38 KB through at 100 Mbit/s, 57 KB with 8
+    peers; the tbf above them holds 24 KB."""
+    set_host_queues(kind)
+    sinks = [subprocess.Popen(["ip", "netns", "exec", net.machine_ns(m), "python3", "-c", MANY_SINK])
+             for m in ("n1", "n2", "n3")]
+    try:
+        time.sleep(0.3)
+        out = subprocess.run(["ip", "netns", "exec", net.machine_ns("n0"), "python3", "-c", BURST,
+                              *(net.address(i) for i in (1, 2, 3))],
+                             capture_output=True, text=True, timeout=60, check=True).stdout
+    finally:
+        for p in sinks:
+            p.kill()
+            p.wait()
+    frames = [tuple(map(int, l.split())) for l in out.splitlines()]
+    assert sum(n for _, n in frames) > 3 * 65536, out[-2000:]          # the whole burst was seen
+    most, j, inside = 0, 0, 0
+    for t, n in frames:                                                 # the busiest sliding millisecond
+        inside += n
+        while t - frames[j][0] >= 1_000_000:
+            inside -= frames[j][1]
+            j += 1
+        most = max(most, inside)
+    assert most <= _core.shaper_bucket(100e6) + 100e6 / 8 * 1e-3 + net.MTU_FRAME, (kind, most)
+
 def test_down_leaves_nothing(capsys):
     main(["testbed", "down"])
     assert main(["testbed", "up", "chain:1,1", "--host-queue", "fifo"]) == 0

@@ -12,7 +12,8 @@ sparse-first``): a stock Debian host (11 and later) runs fq_codel on its NIC,
 which serves a flow with nothing queued -- a connection's pure ACKs, MPI's
 zero-byte syncs -- ahead of a bulk flow's backlog and keeps each flow's
 packets in order; this kernel has no fq_codel, so htb with a class per peer
-machine stands in for it (``short-first``: small packets ahead of all bulk
+machine stands in for it, under a tbf that holds the link's rate at the
+millisecond as a NIC does (``short-first``: small packets ahead of all bulk
 data, by length alone; ``fifo``: one FIFO).  TSO, GSO and GRO are off on every veth,
 so frames are real-sized, and bridges do not call netfilter.  Each machine gets
 its address in 10.123.0.0/16, a route with cubic congestion control (the
@@ -46,6 +47,7 @@ MTU_FRAME = int(core_default("ethernet_frame"))   # bytes a full Ethernet frame 
 CLASS_BURST = int(core_default("shaper_class_burst"))   # a peer class's burst, bytes
 NIC_QUEUE = 1000          # a NIC's default txqueuelen
 KERNEL_RTO = "kernel default"   # the record's rto_min when --rto-min is not given
+LINE_HANDLE = "10"       # the tbf above a machine's htb (which is 1:)
 MAX_PEER_CLASSES = 0xffff - 0x100   # sparse-first's htb classes 1:100 and up, one a peer and one for the rest
 
 
@@ -93,10 +95,17 @@ def htb(ns: str, dev: str, rate_bps: float, default: str, classes: list[str]) ->
     """Shape dev's egress to rate with htb: a root class at the rate and,
     under it, the `classes` lines (tc's own syntax, leaf classes, their
     qdiscs and the filters), unclassified packets to `default`; one tc
-    process for all of them."""
+    process for all of them.  A tbf at the rate with the shapers' bucket
+    sits above the htb and holds the line: htb alone lets a leaf that
+    has tokens of its own send whatever its parent's state, so a machine
+    with a dozen backlogged peers let 50 KB and more out in one millisecond
+    of a 12.5 KB/ms link (docs/results/2026-12-03-testbed-line-rate.md);
+    the tbf takes a packet from the htb only when the link could send it."""
     burst, rate = shaper_bucket(rate_bps), int(rate_bps)
     sh("tc", "qdisc", "del", "dev", dev, "root", ns=ns, check=False)   # htb will not replace another htb
-    lines = [f"qdisc add dev {dev} root handle 1: htb default {default}",
+    lines = [f"qdisc add dev {dev} root handle {LINE_HANDLE}: tbf rate {rate}bit burst {burst} "
+             f"limit {2 * MTU_FRAME}",   # tbf insists on a limit; it is its default fifo's, which the htb replaces
+             f"qdisc add dev {dev} parent {LINE_HANDLE}:1 handle 1: htb default {default}",
              f"class add dev {dev} parent 1: classid 1:1 htb rate {rate}bit ceil {rate}bit burst {burst} "
              f"cburst {burst} quantum {MTU_FRAME}", *classes]
     sh("tc", "-batch", "-", ns=ns, input="\n".join(lines) + "\n")
@@ -157,7 +166,9 @@ def sparse_first(ns: str, dev: str, rate_bps: float, queue_packets: int, peers: 
 
 
 def fifo(ns: str, dev: str, rate_bps: float, queue_packets: int, peers: tuple[str, ...] = ()) -> None:
-    """One FIFO: tbf."""
+    """One FIFO: tbf (a tbf root over another queue is removed first:
+    tc's replace would keep the queue under it)."""
+    sh("tc", "qdisc", "del", "dev", dev, "root", ns=ns, check=False)
     tbf(ns, dev, rate_bps, queue_packets)
 
 
