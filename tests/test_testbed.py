@@ -266,6 +266,7 @@ def test_host_queue_holds_the_link_rate_at_the_millisecond(testbed, kind):
         most = max(most, inside)
     assert most <= _core.shaper_bucket(100e6) + 100e6 / 8 * 1e-3 + net.MTU_FRAME, (kind, most)
 
+
 def test_down_leaves_nothing(capsys):
     main(["testbed", "down"])
     assert main(["testbed", "up", "chain:1,1", "--host-queue", "fifo"]) == 0
