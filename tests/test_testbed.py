@@ -75,10 +75,13 @@ def host_classes(machine):
 
 
 SINK = """
-import socket
-t = socket.socket(); t.bind(("", 5999)); t.listen(1); c = t.accept()[0]
-while c.recv(1 << 16):
-    pass
+import socket, threading
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("", 5999)); s.listen(8)
+def drain(c):
+    while c.recv(1 << 16):
+        pass
+while True:
+    c = s.accept()[0]; threading.Thread(target=drain, args=(c,), daemon=True).start()
 """
 
 ECHO = """
@@ -192,22 +195,12 @@ def test_host_queue_keeps_a_flow_in_order(testbed):
     assert len(got) > 250 and overtaken(got) > 50, got                # short-first: small ones jump the queue
 
 
-MANY_SINK = """
-import socket, threading
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("", 5998)); s.listen(8)
-def drain(c):
-    while c.recv(1 << 16):
-        pass
-while True:
-    c = s.accept()[0]; threading.Thread(target=drain, args=(c,), daemon=True).start()
-"""
-
 BURST = """
 import socket, struct, sys, threading, time
 cap = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))   # every frame of eth0
 cap.bind(("eth0", 0)); cap.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 20)
 cap.setsockopt(socket.SOL_SOCKET, 35, 1)                                   # SO_TIMESTAMPNS
-cs = [socket.create_connection((p, 5998)) for p in sys.argv[1:]]
+cs = [socket.create_connection((p, 5999)) for p in sys.argv[1:]]
 for k in range(4):                                 # windows open, then the queue idles
     for c in cs:
         c.sendall(b"w" * 65536)
@@ -244,7 +237,7 @@ def test_host_queue_holds_the_link_rate_at_the_millisecond(testbed, kind):
     htb classes alone let 30-38 KB through at 100 Mbit/s, 57 KB with 8
     peers; the tbf above them holds 24 KB."""
     set_host_queues(kind)
-    sinks = [subprocess.Popen(["ip", "netns", "exec", net.machine_ns(m), "python3", "-c", MANY_SINK])
+    sinks = [subprocess.Popen(["ip", "netns", "exec", net.machine_ns(m), "python3", "-c", SINK])
              for m in ("n1", "n2", "n3")]
     try:
         time.sleep(0.3)

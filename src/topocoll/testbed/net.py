@@ -84,9 +84,17 @@ def our_namespaces() -> list[str]:
     return [line.split()[0] for line in out.splitlines() if line.startswith(PREFIX)]
 
 
+def clear_root(ns: str, dev: str) -> None:
+    """Remove dev's root queue, if any, before a host queue is built anew:
+    htb will not replace another htb, and tc's replace of a tbf root keeps
+    the queue under it."""
+    sh("tc", "qdisc", "del", "dev", dev, "root", ns=ns, check=False)
+
+
 def tbf(ns: str, dev: str, rate_bps: float, queue_packets: int) -> None:
-    """Shape dev's egress to rate with a queue of queue_packets frames:
-    burst of a few frames (tbf needs at least one MTU), latency-free limit."""
+    """Shape dev's egress to rate with a queue of queue_packets frames: the
+    shapers' bucket (a millisecond at the rate, at least two frames; tbf needs
+    one), latency-free limit."""
     sh("tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", f"{int(rate_bps)}bit",
        "burst", str(shaper_bucket(rate_bps)), "limit", str(queue_packets * MTU_FRAME), ns=ns)
 
@@ -102,7 +110,7 @@ def htb(ns: str, dev: str, rate_bps: float, default: str, classes: list[str]) ->
     of a 12.5 KB/ms link (docs/results/2026-12-03-testbed-line-rate.md);
     the tbf takes a packet from the htb only when the link could send it."""
     burst, rate = shaper_bucket(rate_bps), int(rate_bps)
-    sh("tc", "qdisc", "del", "dev", dev, "root", ns=ns, check=False)   # htb will not replace another htb
+    clear_root(ns, dev)
     lines = [f"qdisc add dev {dev} root handle {LINE_HANDLE}: tbf rate {rate}bit burst {burst} "
              f"limit {2 * MTU_FRAME}",   # tbf insists on a limit; it is its default fifo's, which the htb replaces
              f"qdisc add dev {dev} parent {LINE_HANDLE}:1 handle 1: htb default {default}",
@@ -166,9 +174,8 @@ def sparse_first(ns: str, dev: str, rate_bps: float, queue_packets: int, peers: 
 
 
 def fifo(ns: str, dev: str, rate_bps: float, queue_packets: int, peers: tuple[str, ...] = ()) -> None:
-    """One FIFO: tbf (a tbf root over another queue is removed first:
-    tc's replace would keep the queue under it)."""
-    sh("tc", "qdisc", "del", "dev", dev, "root", ns=ns, check=False)
+    """One FIFO: tbf."""
+    clear_root(ns, dev)
     tbf(ns, dev, rate_bps, queue_packets)
 
 
