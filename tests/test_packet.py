@@ -257,8 +257,8 @@ def test_print_settings_follow_the_options():
     assert "HyStart on ns-3's smoothed RTT" in packet.describe_model(settings("--ack-rtt", "off"))
     assert not settings("--linux-hystart", "off", "--ack-rtt", "on")["ack_rtt"]
     assert not own["tsq_gso"] and not own["window_in_packets"], own
-    assert "GSO" not in packet.describe_model(own) and "in packets" not in packet.describe_model(own)
-    assert "the window counted in packets" in packet.describe_model(settings("--window-in-packets", "on"))
+    assert "GSO" not in packet.describe_model(own) and "whole segments" not in packet.describe_model(own)
+    assert "restarts after idle in whole segments" in packet.describe_model(settings("--window-in-packets", "on"))
     assert "checked a GSO packet at a time" in packet.describe_model(settings("--tsq-gso", "on"))
     assert "--tsq-gso" in settings("--tsq-gso", "1", expect=2)
     assert not settings("--small-queues", "off", "--tsq-gso", "on")["tsq_gso"]
@@ -796,19 +796,18 @@ def window_peaks(path: Path) -> tuple[list[int], int, int]:
     return sorted(peak.values()), len(grew), sum(grew.values())
 
 
-def test_windows_counted_in_packets_and_gso_packets_let_them_grow(tmp_path):
+def test_full_windows_and_gso_packets_let_windows_grow(tmp_path):
     """pairwise on one switch of 8, 512 KB, each connection restarting
     after idling a call:
-    - --window-in-packets on: Linux counts the window in packets, so a
-      window with no room for a full segment is full and grows in
-      congestion avoidance; counted to the byte (off), a window a fraction
-      of a segment short (a restart's 3/4, an MPI header in flight) never
-      was, and most windows stayed where slow start left them;
+    - a window is full when no full segment fits in it, whether it is
+      counted to the byte (the default) or in packets (--window-in-packets
+      on), so most windows grow past their threshold in congestion
+      avoidance; tested to the byte, a window cut by a fraction (3/4 after
+      idle) was never full, and a quarter grew;
     - --tsq-gso on besides: small queues checked a GSO packet at a time,
       so a connection fills its window and every window grows, peaking a
-      fifth higher or more than checked a segment at a time.
-    Both are Linux's and off by default: they bring the windows to the
-    kernel's but move the validation grid away (docs/packet.md)."""
+      fifth higher or more than checked a segment at a time (Linux's, off
+      by default: docs/packet.md)."""
     runs = {}
     for name, flags in (("bytes", ["--window-in-packets", "off"]), ("packets", ["--window-in-packets", "on"]),
                         ("gso", ["--window-in-packets", "on", "--tsq-gso", "on"])):
@@ -820,7 +819,8 @@ def test_windows_counted_in_packets_and_gso_packets_let_them_grow(tmp_path):
         peaks, pairs, grew = window_peaks(trace)
         assert len(peaks) == 56 and pairs >= 56 * 3 - 8, (name, len(peaks), pairs)
         runs[name] = (peaks[len(peaks) // 2], pairs, grew)
-    assert runs["packets"][2] >= 1.5 * runs["bytes"][2], runs
+    for name in ("bytes", "packets"):
+        assert runs[name][2] > runs[name][1] / 2, runs
     assert runs["gso"][2] == runs["gso"][1] and runs["gso"][0] >= 1.2 * runs["packets"][0], runs
 
 

@@ -820,9 +820,11 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     void validate_cwnd()
     {
         const uint32_t out = m_tcb->m_highTxMark.Get() - m_txBuffer->HeadSequence();
-        /* ns-3 sends no full segment into less than one: counted in packets
-         * (window_in_packets), the window is full once less than one is left */
-        const uint32_t short_of_full = opt.window_in_packets ? m_tcb->m_segmentSize - 1 : 0;
+        /* full once no full segment fits: ns-3 sends none into less (its
+         * silly-window rule), and Linux counts the window in packets
+         * (tcp_cwnd_validate); tested to the byte, a window cut by a
+         * fraction (cubic's beta, 3/4 after idle) would never fill */
+        const uint32_t short_of_full = m_tcb->m_segmentSize - 1;
         const bool full = m_txBuffer->BytesInFlight() + short_of_full >= m_tcb->m_cWnd.Get();
         if (m_txBuffer->HeadSequence() >= usage_end || full || (!limited && out > max_out)) {
             limited = full;

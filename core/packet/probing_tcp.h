@@ -34,9 +34,9 @@ struct probing_tcp_options {
      * singly; checked a segment at a time (off), a connection whose share
      * of its machine's queue was spent sends a segment as one leaves and
      * rarely fills its window, so (tcp_is_cwnd_limited) its window stops
-     * growing after slow start.  On (with window_in_packets), the windows
-     * come to the kernel's, but the validation grid moves away: off by
-     * default (docs/results/2026-12-01-packet-gso-queues.md). */
+     * growing after slow start.  On, the windows come to the kernel's, but
+     * the validation grid moves away: off by default
+     * (docs/results/2026-12-01-packet-gso-queues.md). */
     bool tsq_gso = false;
     /* With tsq_gso, GSO packets built and sent as the testbed's kernel
      * does: a packet smaller than a full one and a third of the window
@@ -47,16 +47,14 @@ struct probing_tcp_options {
      * come closer: off by default
      * (docs/results/2026-12-02-packet-gso-clumps.md). */
     bool gso_clumps = false;
-    /* The window counted in packets, as Linux counts it: full when no
-     * full segment fits in it (tcp_cwnd_validate: packets in flight >=
-     * snd_cwnd), and a restart after idle halving it and keeping 3/4 of it
-     * as the threshold in whole segments (tcp_cwnd_restart,
-     * tcp_current_ssthresh).  Counted to the byte (off), a window a
-     * fraction of a segment short of full (a restart's 3/4 of an odd
-     * count, an MPI header in flight) is never full, and never grows in
-     * congestion avoidance.  Off by default: on, the grid's mean |log
-     * ratio| falls, but held-out runs at its contested points move away
-     * (docs/results/2026-12-01-packet-gso-queues.md). */
+    /* A restart after idle halving the window and keeping 3/4 of it as
+     * the threshold in whole segments, as Linux counts them
+     * (tcp_cwnd_restart, tcp_current_ssthresh); off, to the byte.  Either
+     * way a window is full when no full segment fits in it (Linux's
+     * tcp_cwnd_validate: packets in flight >= snd_cwnd; ns-3 sends no
+     * segment into less), so it grows in congestion avoidance.  Off by
+     * default (docs/results/2026-12-01-packet-gso-queues.md,
+     * docs/results/2026-12-03-packet-full-windows.md). */
     bool window_in_packets = false;
     /* RFC 6675's NextSeg rule 3, which ns-3 follows: in a fast recovery with
      * no segment marked lost left to resend and no new data, resend the
