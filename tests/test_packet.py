@@ -802,8 +802,7 @@ def test_full_windows_and_gso_packets_let_windows_grow(tmp_path):
     - a window is full when no full segment fits in it, whether it is
       counted to the byte (the default) or in packets (--window-in-packets
       on), so most windows grow past their threshold in congestion
-      avoidance; tested to the byte, a window cut by a fraction (3/4 after
-      idle) was never full, and a quarter grew;
+      avoidance, also those cut by a fraction (3/4 after idle);
     - --tsq-gso on besides: small queues checked a GSO packet at a time,
       so a connection fills its window and every window grows, peaking a
       fifth higher or more than checked a segment at a time (Linux's, off
