@@ -279,6 +279,10 @@ def test_print_settings_follow_the_options():
     assert "keeping a core" in keeping and "keeping a core" not in packet.describe_model(settings("--host-cores", "2"))
     assert "--yield-poll" in settings("--yield-poll", "0.1", expect=2)   # longer than a turn
     assert "--idle-yield" in settings("--idle-yield", "maybe", expect=2)
+    assert own["host_freezes"] == 0 and "frozen" not in packet.describe_model(settings("--host-cores", "2"))
+    assert "each frozen 15.6 % of the time" in packet.describe_model(settings("--host-cores", "2", "--host-freezes", "15.6"))
+    assert "--host-freezes" in settings("--host-freezes", "10", expect=2)   # no cores to freeze
+    assert "--host-freezes" in settings("--host-cores", "2", "--host-freezes", "95", expect=2)
     assert not own["forward_retransmits"] and own["sndbuf"] == 0 and own["rto_min_s"] == 0.2, own
     assert "TCP Cubic as Linux's" in packet.describe_model(own) and "send buffer autotuned" in packet.describe_model(own)
     ns3 = settings("--linux-cubic", "off", "--count-delivered", "on", "--small-queues", "off", "--sndbuf", "65536")
@@ -471,6 +475,9 @@ def test_simulator_refuses_bad_starts(tmp_path, text, word):
     (["--host-cores", "-1"], "--host-cores"),
     (["--host-cores", "1.5"], "--host-cores"),
     (["--cpu-slice", "0"], "--cpu-slice: a time from 1e-06 to 1 s"),
+    (["--host-cores", "2", "--host-freezes", "91"], "--host-freezes: a percentage from 0 to 90"),
+    (["--host-cores", "2", "--host-freezes", "nan"], "--host-freezes"),
+    (["--host-freezes", "5"], "--host-freezes stops the host's cores: give --host-cores N too"),
     (["--sndbuf", "big"], "--sndbuf"),
     (["--sndbuf", "100"], "--sndbuf"),
     (["--socket-lookup", "list"], "--socket-lookup"),
@@ -933,6 +940,28 @@ def test_idle_ranks_yield_their_core(tmp_path):
     assert min(rec["reads_waited"] for rec in recs.values()) > 1000, recs
     assert recs["off"]["reads_late"] > 1000, recs["off"]
     assert 100 * recs["on"]["reads_late"] < recs["off"]["reads_late"], (recs["on"]["reads_late"], recs["off"]["reads_late"])
+
+
+@pytest.mark.parametrize("algorithm", ["faraj-yuan", "pairwise", "native"])
+def test_frozen_cores_hold_ranks_and_their_machines(tmp_path, algorithm):
+    """--host-freezes: the host stops each core a share of the time (as the
+    hypervisor stopped the testbed's vCPUs), its rank and its machines'
+    network processing with it.  Every byte still arrives; the same seed
+    gives the same run; with the cores frozen most of the time reads wait
+    a millisecond or more for their ranks where without freezes none does,
+    and machines take in packets and send from their queues only after a
+    thaw (the time may go either way: frozen senders burst less)."""
+    def run(*args):
+        rec = simulate(tmp_path, "chain:4,4", "--algorithm", algorithm, "--block", "70001", "--buffer", "32",
+                       "--host-cores", "2", "--warmup", "0", "--repetitions", "2", "--check", *args)
+        assert rec["checked"] and rec["bad_bytes"] == 0, rec
+        return rec
+    never, often, again = run(), run("--host-freezes", "60"), run("--host-freezes", "60")
+    assert never["host_freezes"] == 0 and often["host_freezes"] == 60, often
+    assert often["times"] == again["times"], (often["times"], again["times"])
+    assert never["reads_late"] == 0 and often["reads_late"] > 10, (never["reads_late"], often["reads_late"])
+    assert never["host_freeze_count"] == never["host_freeze_held_in"] == never["host_freeze_held_out"] == 0, never
+    assert often["host_freeze_count"] > 20 and often["host_freeze_held_in"] > 100 and often["host_freeze_held_out"] > 10, often
 
 
 def test_host_queue_serves_each_peer_in_turn(tmp_path):

@@ -71,6 +71,7 @@ struct options {
     bool idle_wakes = mpi_options().idle_wakes, barrier_spins = mpi_options().barrier_spins;
     bool idle_yield = mpi_options().idle_yield;
     double yield_poll = mpi_options().yield_poll;
+    double host_freezes = mpi_options().host_freezes;
     std::string rendezvous = "put";
     std::string connect = "eager";
     int check = -1;            /* -1: when the buffers are small */
@@ -195,6 +196,10 @@ const char *HELP =
     "                       (Open MPI's mpi_yield_when_idle, set on the testbed), so a rank with something to\n"
     "                       do runs within a round of polls; off: the rank keeps the core its whole turn [on];\n"
     "                       --yield-poll S  one poll and yield [2.3e-06, measured on the testbed's host]\n"
+    "  --host-freezes PCT   with --host-cores: each core stopped PCT % of the time, in gaps of 50 us to 51 ms\n"
+    "                       as the hypervisor stopped the testbed's vCPUs (15.6 % over a bench job there):\n"
+    "                       its rank stops, and so does the network processing of machines m with\n"
+    "                       m % N == core; the switch ports keep their rate [0: never]\n"
     "  --starts FILE        instead, replay recorded starts: timed call k takes the k-th line (cycled) of FILE\n"
     "                       for --algorithm and --block: ALGORITHM BLOCK REPETITION, then each rank's start in\n"
     "                       seconds after the earliest's (bench --backend testbed --record-starts writes it)\n"
@@ -328,6 +333,7 @@ options parse(int argc, char **argv)
         else if (a == "--barrier-spins") o.barrier_spins = on_off(a.c_str(), v);
         else if (a == "--idle-yield") o.idle_yield = on_off(a.c_str(), v);
         else if (a == "--yield-poll") o.yield_poll = number(a.c_str(), v);
+        else if (a == "--host-freezes") o.host_freezes = number(a.c_str(), v);
         else if (a == "--seed") o.seed = (unsigned long long)whole(a.c_str(), v, 0, 1LL << 53);
         else if (a == "--rendezvous") o.rendezvous = v;
         else if (a == "--connect") o.connect = v;
@@ -364,6 +370,9 @@ options parse(int argc, char **argv)
     if (o.cpu_slice < 1e-6 || o.cpu_slice > 1) usage_error("--cpu-slice: a time from 1e-06 to 1 s");
     if (o.yield_poll < 1e-9 || o.yield_poll > o.cpu_slice)
         usage_error("--yield-poll: a time from 1e-09 s to the turn (--cpu-slice)");
+    if (!(o.host_freezes >= 0 && o.host_freezes <= 90))
+        usage_error("--host-freezes: a percentage from 0 to 90");
+    if (o.host_freezes > 0 && o.host_cores <= 0) usage_error("--host-freezes stops the host's cores: give --host-cores N too");
     if (!CONNECT_MODES.count(o.connect))
         usage_error("--connect: '" + o.connect + "'; valid: eager, lazy, init");
     if (o.rendezvous != "put" && o.rendezvous != "copy")
@@ -490,6 +499,7 @@ void reset_counts(tree_net &net)
     net.host_queue_peak = net.host_queue_peers_peak = 0;
     net.host_gso = gso_count();
     for (auto &pd : net.ports) pd.drops = 0;
+    g_freezes.count = g_freezes.held_in = g_freezes.held_out = 0;
     sim_reset_stats();
     probing_tcp_reset();
 }
@@ -567,12 +577,14 @@ std::string tcp_behaviours_json(const options &o)
 /* The host's cores as a run models them, as JSON fields (likewise) */
 std::string host_json(const options &o)
 {
-    char poll[32], slice[32];
+    char poll[32], slice[32], freezes[32];
     snprintf(poll, sizeof poll, "%.6g", o.yield_poll);
     snprintf(slice, sizeof slice, "%.6g", o.cpu_slice);
+    snprintf(freezes, sizeof freezes, "%.6g", o.host_freezes);
     return "\"host_cores\": " + std::to_string(o.host_cores) + ", \"idle_wakes\": " + (o.idle_wakes ? "true" : "false") +
            ", \"barrier_spins\": " + (o.barrier_spins ? "true" : "false") + ", \"idle_yield\": " +
-           (o.idle_yield ? "true" : "false") + ", \"yield_poll\": " + poll + ", \"cpu_slice\": " + slice;
+           (o.idle_yield ? "true" : "false") + ", \"yield_poll\": " + poll + ", \"cpu_slice\": " + slice +
+           ", \"host_freezes\": " + freezes;
 }
 
 }  // namespace
@@ -642,6 +654,7 @@ int main(int argc, char **argv)
     mo.barrier_spins = o.barrier_spins;
     mo.idle_yield = o.idle_yield;
     mo.yield_poll = o.yield_poll;
+    mo.host_freezes = o.host_freezes;
     mo.seed = o.seed;
     sim_world_init(&net, mo);
     /* the connections any size's schedule uses (the MPI's own: every pair) */
@@ -726,10 +739,12 @@ int main(int argc, char **argv)
         for (size_t k = 0; k < worst.size() && k < 12; k++)
             printf("%s\"%s\": %llu", k ? ", " : "", worst[k]->port.c_str(), (unsigned long long)worst[k]->drops);
         printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu, \"host_queue_peak\": %llu, "
-               "\"host_queue_peers_peak\": %llu, \"host_segments\": %llu, \"host_gso_packets\": %llu, ",
+               "\"host_queue_peers_peak\": %llu, \"host_segments\": %llu, \"host_gso_packets\": %llu, "
+               "\"host_freeze_count\": %llu, \"host_freeze_held_in\": %llu, \"host_freeze_held_out\": %llu, ",
                worst.size(), (unsigned long long)net.drops_unplaced, (unsigned long long)net.host_queue_peak,
                (unsigned long long)net.host_queue_peers_peak, (unsigned long long)net.host_gso.segments,
-               (unsigned long long)net.host_gso.packets);
+               (unsigned long long)net.host_gso.packets, (unsigned long long)g_freezes.count,
+               (unsigned long long)g_freezes.held_in, (unsigned long long)g_freezes.held_out);
         printf("\"host_gso_sizes\": {");   /* the GSO packets by their segments */
         for (int b = 0; b < gso_count::SIZE_BINS; b++)
             printf("%s\"%s\": %llu", b ? ", " : "", gso_count::SIZE_LABELS[b], (unsigned long long)net.host_gso.by_size[b]);

@@ -226,6 +226,11 @@ void resume(int r)
 {
     rank_state &k = g_rank[r];
     k.scheduled = false;
+    if (g_freezes.cores > 0 && !can_act(r)) {   /* its core froze in the instant it was woken: it runs on its next */
+        k.wake_pending = true;
+        want_core(r);
+        return;
+    }
     k.blocked = false;
     g_cur = r;
     switch_to_rank(r);
@@ -462,11 +467,14 @@ void on_space(stream *s, Ptr<Socket>, uint32_t)
  * answer it, write into its sockets or run its program.  A rank's work
  * itself takes no time. */
 struct host_cpu {
-    std::vector<int> on;              /* the rank on each core, -1 none */
+    std::vector<int> on;              /* the rank on each core, -1 none, FROZEN while the host holds it */
+    std::vector<int> held;            /* a frozen core's rank (-1 none): it goes on when the core thaws */
     std::vector<EventId> turn_end;
     std::deque<int> queue;            /* ranks waiting for a core */
     unsigned long long rng = 0;
+    unsigned long long freeze_rng = 0;
 };
+constexpr int FROZEN = -2;
 host_cpu g_cpu;
 
 bool can_act(int r)
@@ -550,7 +558,7 @@ void cpu_runnable(int r)
     if (g_opt.host_cores <= 0 || k.runnable) return;
     k.runnable = true;
     for (int c = 0; c < (int)g_cpu.on.size(); c++)
-        if (g_cpu.on[c] < 0) {
+        if (g_cpu.on[c] == -1) {
             take_core(c, r);
             return;
         }
@@ -616,6 +624,105 @@ void cpu_leave(int r)
             give_core(c);
             return;
         }
+}
+
+/* ---- the host's freezes ----
+ * The emulated cluster's host is a VM whose vCPUs the hypervisor stops: a
+ * spinner pinned to each of this machine's two vCPUs, both spinning, lost
+ * 11.5-16.5 % of 5 s in gaps from 50 us to over 25 ms (steal 15.6 % of a
+ * bench job's time; docs/results/2026-12-03-packet-deep-outs.md).  Each
+ * core here runs for an exponentially distributed time, then freezes for a
+ * gap drawn from those gaps' histogram (uniform in log within a bin), the
+ * mean run sized so that the core is frozen host_freezes % of the time.  A
+ * frozen core's rank stops until it thaws; so does the network processing
+ * of its machines (g_freezes). */
+struct gap_bin { double from_s; int count; };
+/* the pooled histogram of both spinners (gap.py in the report's archive):
+ * gaps of at least from_s, below twice it */
+constexpr gap_bin FREEZE_GAPS[] = {{50e-6, 1892}, {100e-6, 737}, {200e-6, 507}, {400e-6, 304}, {800e-6, 155},
+                                   {1.6e-3, 107},  {3.2e-3, 58},  {6.4e-3, 12},  {12.8e-3, 4},  {25.6e-3, 1}};
+
+double freeze_uniform()
+{
+    g_cpu.freeze_rng = g_cpu.freeze_rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return ((double)(g_cpu.freeze_rng >> 11) + 0.5) / 9007199254740992.0;   /* in (0, 1) */
+}
+
+double freeze_gap()
+{
+    int total = 0;
+    for (const gap_bin &b : FREEZE_GAPS) total += b.count;
+    double u = freeze_uniform() * total;
+    for (const gap_bin &b : FREEZE_GAPS) {
+        if (u < b.count) return b.from_s * std::exp2(freeze_uniform());
+        u -= b.count;
+    }
+    return FREEZE_GAPS[0].from_s;
+}
+
+double freeze_mean_gap()
+{
+    double n = 0, sum = 0;
+    for (const gap_bin &b : FREEZE_GAPS) n += b.count, sum += b.count * b.from_s / std::log(2.0);   /* 2b-b over ln 2 */
+    return sum / n;
+}
+
+/* a core's run between two freezes: exponential, its mean sized so the
+ * core is frozen host_freezes % of the time */
+double freeze_run()
+{
+    const double share = g_opt.host_freezes / 100;
+    return -std::log(freeze_uniform()) * freeze_mean_gap() * (1 - share) / share;
+}
+
+void freeze(int c);
+
+void thaw(int c)
+{
+    g_freezes.frozen[(size_t)c] = 0;
+    std::vector<std::function<void()>> waiting;
+    waiting.swap(g_freezes.waiting[(size_t)c]);
+    for (auto &f : waiting) f();
+    if (c < (int)g_cpu.on.size() && g_cpu.on[c] == FROZEN) {
+        const int r = g_cpu.held[c];
+        g_cpu.held[c] = -1;
+        g_cpu.on[c] = -1;
+        if (r >= 0 && g_rank[r].runnable && !g_rank[r].oncpu && !g_rank[r].finished) {
+            dequeue(r);
+            take_core(c, r);
+        } else {
+            give_core(c);
+        }
+    }
+    Simulator::Schedule(Seconds(freeze_run()), &freeze, c);
+}
+
+void freeze(int c)
+{
+    g_freezes.frozen[(size_t)c] = 1;
+    g_freezes.count++;
+    if (c < (int)g_cpu.on.size()) {
+        const int r = g_cpu.on[c];
+        g_cpu.held[c] = r;
+        g_cpu.on[c] = FROZEN;
+        if (r >= 0) {   /* it stops where it is, off any core, until this one thaws */
+            Simulator::Cancel(g_cpu.turn_end[c]);
+            Simulator::Cancel(g_rank[r].handoff);
+            g_rank[r].oncpu = false;
+        }
+    }
+    Simulator::Schedule(Seconds(freeze_gap()), &thaw, c);
+}
+
+/* once a simulation, at its start: each core's first freeze after a run */
+void start_freezes()
+{
+    if (g_opt.host_freezes <= 0 || g_opt.host_cores <= 0 || g_freezes.cores > 0) return;
+    g_freezes.cores = g_opt.host_cores;
+    g_freezes.frozen.assign((size_t)g_opt.host_cores, 0);
+    g_freezes.waiting.assign((size_t)g_opt.host_cores, {});
+    g_cpu.freeze_rng = g_opt.seed * 0xD1B54A32D192ED03ULL + 7;
+    for (int c = 0; c < g_opt.host_cores; c++) Simulator::Schedule(Seconds(freeze_run()), &freeze, c);
 }
 
 /* Both sockets of machines a and b: a's writes stream a->b and reads b->a. */
@@ -715,6 +822,7 @@ void sim_world_init(tree_net *net, const mpi_options &o)
     g_opt = o;
     g_machines = (int)net->machine_addr.size();
     g_rank = std::vector<rank_state>(g_machines);
+    start_freezes();
 }
 
 size_t sim_connections_in_run()
@@ -823,6 +931,9 @@ void sim_run_ranks(const std::function<void(int)> &body, size_t stack_bytes)
     g_in_run = true;
     if (g_opt.host_cores > 0) {
         g_cpu.on.assign((size_t)g_opt.host_cores, -1);
+        g_cpu.held.assign((size_t)g_opt.host_cores, -1);
+        for (int c = 0; c < g_freezes.cores; c++)
+            if (g_freezes.frozen[(size_t)c]) g_cpu.on[c] = FROZEN;
         g_cpu.turn_end.assign((size_t)g_opt.host_cores, EventId());
         g_cpu.queue.clear();
         g_cpu.rng = g_opt.seed * 0x9E3779B97F4A7C15ULL + 1;

@@ -67,6 +67,12 @@ struct mpi_options {
      * for its whole turn */
     bool idle_yield = true;
     double yield_poll = 2.3e-6;
+    /* With the host's cores: the percentage of the time the hypervisor
+     * holds each core stopped (0: never), in gaps drawn from those measured
+     * on this machine's vCPUs (sim_mpi.cc, "the host's freezes"): the rank
+     * on a frozen core stops, and so does the network processing of the
+     * machines it serves (tree_net.h, host_freezes) */
+    double host_freezes = 0;
     unsigned long long seed = 1;
     /* When the connections open.  eager: every pair the schedules use,
      * before the run.  lazy: as Open MPI's TCP BTL opens them, a pair's at

@@ -37,6 +37,7 @@ class TreeRouting : public Ipv4RoutingProtocol {
     std::vector<int32_t> out;                               /* per machine: interface, -1 none */
     const std::unordered_map<uint32_t, int> *machine_of = nullptr;   /* address -> machine */
     Ipv4Address own;                                         /* a machine's address; 0 for a switch */
+    int machine = -1;                                        /* a machine's rank; -1 for a switch */
 
     Ptr<Ipv4Route> route_to(Ipv4Address dst)
     {
@@ -60,7 +61,13 @@ class TreeRouting : public Ipv4RoutingProtocol {
                     MulticastForwardCallback, LocalDeliverCallback lcb, ErrorCallback ecb) override
     {
         if (own != Ipv4Address() && h.GetDestination() == own) {
-            lcb(p, h, ipv4->GetInterfaceForDevice(idev));
+            const int32_t iif = ipv4->GetInterfaceForDevice(idev);
+            if (g_freezes.stopped(machine)) {   /* its core is frozen: taken in when it thaws */
+                g_freezes.held_in++;
+                g_freezes.wait(machine, [lcb, p, h, iif] { lcb(p, h, iif); });
+            } else {
+                lcb(p, h, iif);
+            }
             return true;
         }
         Ptr<Ipv4Route> r = route_to(h.GetDestination());
@@ -113,6 +120,7 @@ class HostQueueDisc : public QueueDisc {
     uint64_t *peak = nullptr;         /* the most packets any machine's queue held */
     uint64_t *peers_peak = nullptr;   /* the most peers any machine's queue held bulk for */
     gso_count *gso = nullptr;         /* the data segments queued and the GSO packets they made */
+    int machine = -1;                 /* whose egress (g_freezes: nothing leaves while its core is frozen) */
     uint32_t gso_run = 0;             /* segments of the GSO packet being queued */
     /* gso_clumps: the queue shapes to the link's rate (its device is
      * faster) as the testbed's htb over a veth does: a packet leaves while
@@ -143,6 +151,7 @@ class HostQueueDisc : public QueueDisc {
     bucket root;                      /* the machine's */
     std::unordered_map<uint32_t, bucket> peer_bucket;   /* each peer's */
     EventId wake;                     /* a dequeue at the buckets' next credit */
+    bool thaw_armed = false;          /* a dequeue waits for the machine's core to thaw */
     std::unordered_set<const QueueDiscItem *> follows;   /* queued segments a GSO packet's next follows */
     bool in_packet = false;           /* the last segment out has more of its GSO packet behind it: */
     uint32_t packet_peer = 0;         /* to this peer, */
@@ -243,6 +252,17 @@ class HostQueueDisc : public QueueDisc {
     }
     Ptr<QueueDiscItem> DoDequeue() override
     {
+        if (g_freezes.stopped(machine)) {
+            if (!thaw_armed) {
+                thaw_armed = true;
+                g_freezes.held_out++;
+                g_freezes.wait(machine, [q = Ptr<HostQueueDisc>(this)] {
+                    q->thaw_armed = false;
+                    q->Run();
+                });
+            }
+            return nullptr;
+        }
         if (in_packet && packet_at != Simulator::Now()) in_packet = false;   /* its sender sent less than it said */
         if (in_packet) {   /* the rest of a GSO packet goes next, whatever the buckets */
             if (!to_front(packet_peer)) {   /* its next segment comes in this instant */
@@ -351,6 +371,8 @@ void unplaced_drop(tree_net *tn)
 
 }  // namespace
 
+host_freezes g_freezes;
+
 std::string tree_net_check(const tc_topology *t, const net_options &o)
 {
     for (int l = 0; l < tc_topology_num_links(t); l++) {
@@ -407,7 +429,7 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
         tr->out.assign(p, -1);
         tr->machine_of = &machine_of;
         int r = tc_topology_machine_rank(t, n);
-        if (r >= 0) tr->own = net.machine_addr[r];
+        if (r >= 0) tr->own = net.machine_addr[r], tr->machine = r;
     }
     /* every egress has a queue disc, so the traffic-control layer itself
      * should drop nothing (it drops for a stopped device without one) */
@@ -456,6 +478,7 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                 qd->peak = &net.host_queue_peak;
                 qd->peers_peak = &net.host_queue_peers_peak;
                 qd->gso = &net.host_gso;
+                qd->machine = r;
                 if (o.gso_clumps) {
                     /* the testbed's htb over a veth: the device takes a
                      * packet at once, the queue's buckets (the root class's

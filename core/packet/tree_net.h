@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,23 @@ struct tree_net {
     std::deque<port_drops> ports;                 /* per switch port (stable addresses) */
     ns3::Ptr<ns3::Node> node_of_machine(int r) const { return node[machine_node[r]]; }
 };
+
+/* The host's cores as the hypervisor stops them (mpi_options::host_freezes,
+ * driven by sim_mpi.cc): while core c is frozen, the machines whose network
+ * processing it runs (machine m on core m % cores, as the testbed's softirqs
+ * run on its vCPUs) take nothing from their links into their stacks and send
+ * nothing from their egress queues; what waited goes on, in order, when it
+ * thaws.  The switch ports keep their rate: the testbed's shapers refill
+ * their buckets while a vCPU is stopped. */
+struct host_freezes {
+    int cores = 0;                                       /* 0: never frozen */
+    std::vector<char> frozen;                            /* per core */
+    std::vector<std::vector<std::function<void()>>> waiting;   /* per core: what goes on at its thaw */
+    uint64_t count = 0, held_in = 0, held_out = 0;       /* freezes; packets held arriving; queues held */
+    bool stopped(int machine) const { return cores > 0 && machine >= 0 && frozen[(size_t)(machine % cores)]; }
+    void wait(int machine, std::function<void()> f) { waiting[(size_t)(machine % cores)].push_back(std::move(f)); }
+};
+extern host_freezes g_freezes;
 
 /* The links the simulator takes (checked per link, the topology's own rate
  * and latency or the defaults): below 1 Mbit/s a full frame takes over 12 ms
