@@ -950,7 +950,7 @@ def test_frozen_cores_hold_ranks_and_their_machines(tmp_path, algorithm):
     gives the same run; with the cores frozen most of the time reads wait
     a millisecond or more for their ranks where without freezes none does,
     and machines take in packets and send from their queues only after a
-    thaw (the time may go either way: frozen senders burst less)."""
+    thaw (the time may go either way: pairwise was faster frozen)."""
     def run(*args):
         rec = simulate(tmp_path, "chain:4,4", "--algorithm", algorithm, "--block", "70001", "--buffer", "32",
                        "--host-cores", "2", "--warmup", "0", "--repetitions", "2", "--check", *args)
