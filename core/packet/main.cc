@@ -370,7 +370,7 @@ options parse(int argc, char **argv)
     if (o.cpu_slice < 1e-6 || o.cpu_slice > 1) usage_error("--cpu-slice: a time from 1e-06 to 1 s");
     if (o.yield_poll < 1e-9 || o.yield_poll > o.cpu_slice)
         usage_error("--yield-poll: a time from 1e-09 s to the turn (--cpu-slice)");
-    if (!(o.host_freezes >= 0 && o.host_freezes <= 90))
+    if (o.host_freezes > 90)   /* number() refused negatives and non-numbers */
         usage_error("--host-freezes: a percentage from 0 to 90");
     if (o.host_freezes > 0 && o.host_cores <= 0) usage_error("--host-freezes stops the host's cores: give --host-cores N too");
     if (!CONNECT_MODES.count(o.connect))

@@ -483,11 +483,15 @@ bool can_act(int r)
     return g_opt.host_cores <= 0 || !g_in_run || k.oncpu || k.finished;
 }
 
-double turn_length()
+/* the host's draws (turns, freezes): a step of a 64-bit LCG on state, its top 53 bits */
+double lcg_next(unsigned long long &state)
 {
-    g_cpu.rng = g_cpu.rng * 6364136223846793005ULL + 1442695040888963407ULL;
-    return g_opt.cpu_slice * (0.5 + (double)(g_cpu.rng >> 11) / 9007199254740992.0);
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(state >> 11);
 }
+constexpr double LCG_RANGE = 9007199254740992.0;   /* 2^53 */
+
+double turn_length() { return g_opt.cpu_slice * (0.5 + lcg_next(g_cpu.rng) / LCG_RANGE); }
 
 void end_turn(int core);
 
@@ -644,8 +648,7 @@ constexpr gap_bin FREEZE_GAPS[] = {{50e-6, 1892}, {100e-6, 737}, {200e-6, 507}, 
 
 double freeze_uniform()
 {
-    g_cpu.freeze_rng = g_cpu.freeze_rng * 6364136223846793005ULL + 1442695040888963407ULL;
-    return ((double)(g_cpu.freeze_rng >> 11) + 0.5) / 9007199254740992.0;   /* in (0, 1) */
+    return (lcg_next(g_cpu.freeze_rng) + 0.5) / LCG_RANGE;   /* in (0, 1): a log's argument */
 }
 
 double freeze_gap()
@@ -663,7 +666,7 @@ double freeze_gap()
 double freeze_mean_gap()
 {
     double n = 0, sum = 0;
-    for (const gap_bin &b : FREEZE_GAPS) n += b.count, sum += b.count * b.from_s / std::log(2.0);   /* 2b-b over ln 2 */
+    for (const gap_bin &b : FREEZE_GAPS) n += b.count, sum += b.count * b.from_s / std::log(2.0);   /* log-uniform on [b, 2b): mean b / ln 2 */
     return sum / n;
 }
 
