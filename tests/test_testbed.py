@@ -305,7 +305,12 @@ def test_short_bench_on_the_testbed(capsys, tmp_path):
     # how far apart the ranks started each timed call, by the machine's one clock: a median per algorithm
     skews = re.findall(r"(faraj-yuan|native) ([0-9.]+)ms", rows[0]["settings"].split("start_skew=")[1])
     assert [a for a, _ in skews] == ["faraj-yuan", "native"] and all(0 <= float(v) < 1000 for _, v in skews)
-    assert "ranks left the barrier before each timed call this far apart" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "ranks left the barrier before each timed call this far apart" in out
+    # what the hypervisor took of the cores while each algorithm ran, a share in [0, 100] %
+    steal = re.findall(r"(faraj-yuan|native) ([0-9.]+)%", rows[0]["settings"].split("host_steal=")[1])
+    assert [a for a, _ in steal] == ["faraj-yuan", "native"] and all(0 <= float(v) <= 100 for _, v in steal)
+    assert "the hypervisor took this share of this machine's cores while each algorithm ran" in out
     # and each rank's start, a line a timed call, as the packet back-end's --starts reads them
     lines = [l.split() for l in starts.read_text().splitlines() if not l.startswith("#")]
     assert [l[:3] for l in lines] == [[a, "32768", r] for a in ("faraj-yuan", "native") for r in ("0", "1")], lines
@@ -404,3 +409,19 @@ def test_short_first_filter_matches_the_cores_short_packets(monkeypatch):
     assert m, batches
     mask, short = int(m.group(1), 16), int(_core.default("short_packet"))
     assert [n for n in range(1600) if n & mask == 0] == list(range(short))
+
+
+def test_the_hypervisors_share_of_the_cores():
+    """steal over a stretch of busy time is a share in [0, 1] of all the
+    cores' ticks; readings out of order or missing give none"""
+    from topocoll.bench.testbed import cpu_ticks, steal_share
+    before = cpu_ticks()
+    assert before is not None and 0 <= before[0] <= before[1]
+    end = time.monotonic() + 0.3
+    while time.monotonic() < end:
+        pass
+    after = cpu_ticks()
+    share = steal_share(before, after)
+    assert after[1] > before[1] and share is not None and 0 <= share <= 1
+    assert steal_share((10, 100), (15, 200)) == pytest.approx(0.05)
+    assert steal_share(after, before) is None and steal_share(None, after) is None

@@ -137,6 +137,7 @@ SETTING_WORDS = {
     "skew": lambda v: f"ranks start up to {v} apart",
     "starts": lambda v: f"ranks' starts {v}",
     "start_skew": lambda v: f"ranks left the barrier {v} apart",
+    "host_steal": lambda v: f"the hypervisor took {v} of the cores",
 }
 
 

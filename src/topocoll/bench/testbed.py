@@ -19,6 +19,33 @@ DEFAULT_LEAD = (f"{format_time(default('pace_lead'))} (capacitated "
                 f"{format_time(default('capacitated_pace_lead'))})")
 
 
+#: a share of the cores the hypervisor took during an algorithm's run above
+#: which the bench says its times include it: the emulated network stops with
+#: the cores (on the project's VM a run's median rose by about half the share
+#: taken, docs/results/2026-12-03-packet-host-steal.md)
+STEAL_NOTE = 0.05
+
+
+def cpu_ticks() -> tuple[int, int] | None:
+    """(steal, all) clock ticks of this machine's cores so far, from
+    /proc/stat's first line; None where the kernel does not give steal"""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    except OSError:
+        return None
+    if fields[:1] != ["cpu"] or len(fields) < 9 or not all(f.isdigit() for f in fields[1:9]):
+        return None
+    ticks = [int(f) for f in fields[1:9]]     # user nice system idle iowait irq softirq steal
+    return ticks[7], sum(ticks)
+
+
+def steal_share(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    """the share of the cores' time the hypervisor took between two cpu_ticks()"""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return (after[0] - before[0]) / (after[1] - before[1])
+
+
 def program(collective: str = "alltoall") -> Path:
     for cand in (library_path().parent.parent / "libexec" / "topocoll" / f"{collective}_bench",
                  Path(__file__).resolve().parents[3] / "build" / f"{collective}_bench"):
@@ -66,6 +93,7 @@ class TestbedBackend:
         self.load = [os.getloadavg()[0]]
         self.skews: dict[str, float] = {}       # algorithm: median barrier-exit spread of its timed calls
         self.starts: dict[str, list] = {}       # algorithm: (size, repetition, each rank's start offset) a timed call
+        self.steal: dict[str, float] = {}       # algorithm: the share of the cores the hypervisor took in its run
 
     def settings(self) -> dict:
         return {"rate_bps": self.record["rate_bps"], "buffer_packets": self.record["buffer_packets"],
@@ -80,7 +108,20 @@ class TestbedBackend:
                 "ranks_per_machine": "/".join(map(str, sorted(set(self.counts)))),
                 "load_average": "/".join(f"{x:.2f}" for x in self.load),
                 **({"start_skew": ", ".join(f"{a} {v * 1e3:.2f}ms" for a, v in self.skews.items())}
-                   if self.skews else {})}
+                   if self.skews else {}),
+                **({"host_steal": ", ".join(f"{a} {v * 100:.1f}%" for a, v in self.steal.items())}
+                   if self.steal else {})}
+
+    def summary(self) -> str:
+        """what the hypervisor took of this machine's cores while each algorithm ran"""
+        if not self.steal:
+            return ""
+        line = ("the hypervisor took this share of this machine's cores while each algorithm ran (steal, "
+                f"/proc/stat): {self.settings()['host_steal']}")
+        if max(self.steal.values()) > STEAL_NOTE:
+            line += (f"\n  above {STEAL_NOTE:.0%}: the emulated network stops with the cores, so these times include "
+                     "it; compare runs made at a like share")
+        return line
 
     def peak_bps(self, topology: Topology) -> float:
         return topology.peak_throughput(self.record["rate_bps"]) if self.collective == "alltoall" else 0.0
@@ -100,10 +141,14 @@ class TestbedBackend:
             skew_arg + self.program_args + [str(s) for s in sizes]
         starts: list = []
         slots = dict(zip(self.topology.machines, self.counts))
+        ticks = cpu_ticks()
         with mpi.mpirun_command(self.record, argv, sorted(env), np=sum(self.counts), mca={**self.mca, **mca},
                                 slots=slots) as cmd:
             samples = collect(algorithm, cmd, dict(os.environ, **env), repetitions, on_size,
                               collective=self.collective, messages=self.messages, starts=starts)
+        share = steal_share(ticks, cpu_ticks())
+        if share is not None:
+            self.steal[algorithm] = share
         self.starts[algorithm] = starts
         if starts:   # how far apart the ranks left the barrier: each call's latest start
             self.skews[algorithm] = statistics.median(max(offsets) for _, _, offsets in starts)
