@@ -109,15 +109,18 @@ class TestbedBackend:
                 "load_average": "/".join(f"{x:.2f}" for x in self.load),
                 **({"start_skew": ", ".join(f"{a} {v * 1e3:.2f}ms" for a, v in self.skews.items())}
                    if self.skews else {}),
-                **({"host_steal": ", ".join(f"{a} {v * 100:.1f}%" for a, v in self.steal.items())}
-                   if self.steal else {})}
+                **({"host_steal": self.steal_text()} if self.steal else {})}
+
+    def steal_text(self) -> str:
+        """each algorithm's steal share, as the CSV settings and the summary give it"""
+        return ", ".join(f"{a} {v * 100:.1f}%" for a, v in self.steal.items())
 
     def summary(self) -> str:
         """what the hypervisor took of this machine's cores while each algorithm ran"""
         if not self.steal:
             return ""
         line = ("the hypervisor took this share of this machine's cores while each algorithm ran (steal, "
-                f"/proc/stat): {self.settings()['host_steal']}")
+                f"/proc/stat): {self.steal_text()}")
         if max(self.steal.values()) > STEAL_NOTE:
             line += (f"\n  above {STEAL_NOTE:.0%}: the emulated network stops with the cores, so these times include "
                      "it; compare runs made at a like share")
