@@ -10,7 +10,9 @@
         20 runs deep: ONLY='444|32|pairwise|65536' ... record DIR --runs 20;
         MCA='KEY=VALUE,...' passes Open MPI parameters to every job (bench
         --mca; kept in DIR/mca), e.g. MCA=btl_tcp_sndbuf=131072 with a
-        replay given the same buffer (--sndbuf)
+        replay given the same buffer (--sndbuf); RATE=50mbit records with
+        every link at that rate (kept in DIR/rate, which replay reads;
+        default the testbed's, 100 Mbit/s)
   packet_validation.py replay DIR TAG [FLAGS...]
         simulate every recorded run with its starts, the way it was recorded
         (apart, or in turn on the same connections), its ranks sharing the
@@ -59,6 +61,11 @@ ORDER = "order"
 CORES = "cores"
 #: DIR/MCA: the Open MPI parameters the recording passed (MCA=...), a line each
 MCA = "mca"
+#: DIR/RATE: the links' rate the recording ran at (RATE=...), bits/s;
+#: recordings without it ran at the testbed's default (default_rate)
+RATE = "rate"
+#: the links' rates a recording may run at, bits/s
+RATES = (1e6, 1e10)
 
 
 def topocoll(*args: str, **kw) -> subprocess.CompletedProcess:
@@ -95,10 +102,48 @@ def mca() -> list[str]:
     return pairs
 
 
+def default_rate() -> float:
+    """the testbed's links' rate when none is given, bits/s (the core's)"""
+    from topocoll._core import default
+    return default("bandwidth")
+
+
+def plausible(bps: float, where: str) -> float:
+    if not RATES[0] <= bps <= RATES[1]:
+        sys.exit(f"packet_validation: {where}: {bps:g} bits/s is not a links' rate from 1 Mbit/s to 10 Gbit/s")
+    return bps
+
+
+def rate() -> float:
+    """RATE's links' rate in bits/s (none: the testbed's default)"""
+    from topocoll._core import TopocollError, parse_rate
+    text = os.environ.get("RATE", "").strip()
+    if not text:
+        return default_rate()
+    try:
+        return plausible(parse_rate(text), f"RATE={text}")
+    except TopocollError as e:
+        sys.exit(f"packet_validation: RATE: {e}")
+
+
+def recorded_rate(d: Path) -> float:
+    """the rate DIR was recorded at, bits/s"""
+    f = d / RATE
+    if not f.exists():
+        return default_rate()
+    try:
+        bps = float(f.read_text())
+    except ValueError:
+        sys.exit(f"packet_validation: {f}: '{f.read_text().strip()}' is not a rate in bits/s")
+    return plausible(bps, str(f))
+
+
 def record(d: Path, runs: int, in_turn: bool) -> None:
     points = only()
     params = mca()
+    bps = rate()
     d.mkdir(parents=True, exist_ok=True)
+    (d / RATE).write_text(f"{bps:.0f}\n")
     (d / ORDER).write_text("in-turn\n" if in_turn else "apart\n")
     (d / CORES).write_text(f"{os.cpu_count()}\n")
     if params:
@@ -116,14 +161,15 @@ def record(d: Path, runs: int, in_turn: bool) -> None:
                 if not jobs:
                     continue
                 print(f"record {tag}: load {os.getloadavg()[0]:.2f}", flush=True)
-                topocoll("testbed", "up", spec, "--buffer", str(buf), stdout=subprocess.DEVNULL)
+                topocoll("testbed", "up", spec, "--buffer", str(buf), "--rate", f"{bps:.0f}bit",
+                         stdout=subprocess.DEVNULL)
                 try:
                     with open(d / f"out_{tag}.txt", "w") as out:
                         for k, (alg, sizes) in enumerate(jobs):
                             topocoll("bench", spec, "--backend", "testbed", "--buffer", str(buf),
                                      "--sizes", ",".join(f"{s // 1024}K" for s in sizes), "--algorithms", alg,
                                      "--repetitions", str(REPETITIONS), "--record-starts", str(parts / f"st_{tag}_{k}.txt"),
-                                     "--csv", str(parts / f"tb_{tag}_{k}.csv"), *mca_args,
+                                     "--csv", str(parts / f"tb_{tag}_{k}.csv"), "--bandwidth", f"{bps:.0f}bit", *mca_args,
                                      stdout=out, stderr=subprocess.STDOUT)
                 finally:
                     topocoll("testbed", "down", stdout=subprocess.DEVNULL)
@@ -164,12 +210,13 @@ def replay(d: Path, tag: str, flags: list[str]) -> None:
     from topocoll.bench.packet import PacketBackend
     flags = host_cores(d, flags) + flags
     points = only()
+    bps = recorded_rate(d)
     in_turn = not (d / ORDER).exists() or (d / ORDER).read_text().split() == ["in-turn"]
     jobs, backends = [], []
     for starts in sorted(glob.glob(str(d / "st_*_r*.txt"))):
         topo, buf, run = Path(starts).stem.split("_")[1:4]
         spec = TOPOLOGIES[topo]
-        backend = PacketBackend(spec, Topology.synthetic(spec), 1e8, 0.0, buffer=int(buf), starts=starts)
+        backend = PacketBackend(spec, Topology.synthetic(spec), bps, 0.0, buffer=int(buf), starts=starts)
         backend.quiet = True
         backends.append(backend)
         recorded = {tuple(line.split()[:2]) for line in Path(starts).read_text().splitlines()

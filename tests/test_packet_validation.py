@@ -106,7 +106,7 @@ def test_record_stops_with_the_failing_command_named(tmp_path):
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert "packet_validation: 'topocoll bench chain:4,4,4 --backend testbed --buffer 100 --sizes 32K" in proc.stderr
     calls = log.read_text().splitlines()
-    assert calls[0] == "testbed up chain:4,4,4 --buffer 100" and calls[-1] == "testbed down", calls
+    assert calls[0] == "testbed up chain:4,4,4 --buffer 100 --rate 100000000bit" and calls[-1] == "testbed down", calls
     assert "topocoll: error: something" in (tmp_path / "rec" / "out_444_100_r1.txt").read_text()
 
 
@@ -161,7 +161,7 @@ def test_record_only_the_points_named(tmp_path):
                           env={**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}", "ONLY": "88|32|pairwise|65536"})
     assert proc.returncode == 0, proc.stderr
     calls = log.read_text().splitlines()
-    assert [c for c in calls if c.startswith("testbed up")] == ["testbed up chain:8,8 --buffer 32"] * 2, calls
+    assert [c for c in calls if c.startswith("testbed up")] == ["testbed up chain:8,8 --buffer 32 --rate 100000000bit"] * 2, calls
     benches = [c for c in calls if c.startswith("bench")]
     assert len(benches) == 2 and all("--sizes 64K --algorithms pairwise" in c for c in benches), benches
     assert sorted(p.name for p in rec.glob("st_*.txt")) == ["st_88_32_r1.txt", "st_88_32_r2.txt"]
@@ -203,10 +203,61 @@ def test_record_passes_open_mpi_parameters(tmp_path):
                           text=True, timeout=60, env={**env, "MCA": "btl_tcp_sndbuf=131072, btl_tcp_rcvbuf=0"})
     assert proc.returncode == 0, proc.stderr
     benches = [c for c in log.read_text().splitlines() if c.startswith("bench")]
-    assert len(benches) == 1 and benches[0].endswith("--mca btl_tcp_sndbuf=131072 --mca btl_tcp_rcvbuf=0"), benches
+    assert len(benches) == 1 and benches[0].endswith("--bandwidth 100000000bit --mca btl_tcp_sndbuf=131072 --mca btl_tcp_rcvbuf=0"), benches
     assert (rec / "mca").read_text() == "btl_tcp_sndbuf=131072\nbtl_tcp_rcvbuf=0\n"
     log.unlink()
     proc = subprocess.run([sys.executable, spec.origin, "record", str(tmp_path / "bad"), "--runs", "1"],
                           capture_output=True, text=True, timeout=60, env={**env, "MCA": "btl_tcp_sndbuf"})
     assert proc.returncode == 1 and "MCA: 'btl_tcp_sndbuf' is not KEY=VALUE" in proc.stderr, proc.stderr
     assert not log.exists()
+
+
+def test_record_and_replay_at_another_rate(tmp_path, monkeypatch):
+    """RATE=50mbit brings every testbed up at that rate, tells each bench so,
+    keeps it with the recording, and a replay simulates at the recorded rate
+    (a recording without the file: the testbed's default); a malformed or
+    implausible RATE, or a rate file that is not one, stops with it named
+    before any testbed comes up."""
+    import pytest
+    log = tmp_path / "calls.txt"
+    fake = tmp_path / "bin" / "topocoll"
+    fake.parent.mkdir()
+    fake.write_text(FAKE_BENCH.format(python=sys.executable, log=str(log)))
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}", "ONLY": "88|100|pairwise|262144"}
+    rec = tmp_path / "rec"
+    proc = subprocess.run([sys.executable, spec.origin, "record", str(rec), "--runs", "1"], capture_output=True,
+                          text=True, timeout=60, env={**env, "RATE": "50mbit"})
+    assert proc.returncode == 0, proc.stderr
+    calls = log.read_text().splitlines()
+    assert calls[0] == "testbed up chain:8,8 --buffer 100 --rate 50000000bit", calls
+    assert [c for c in calls if c.startswith("bench")][0].endswith("--bandwidth 50000000bit"), calls
+    assert (rec / pv.RATE).read_text() == "50000000\n"
+    rates = []
+
+    class Backend:
+        def __init__(self, spec, topology, bandwidth, latency, **kw):
+            rates.append(bandwidth)
+            self.quiet = False
+
+        def simulate(self, alg, sizes, reps, untimed, extra):
+            return [{"block": size, "times": [0.3] * reps} for size in sizes]
+
+        def close(self):
+            pass
+    monkeypatch.setattr("topocoll.bench.packet.PacketBackend", Backend)
+    pv.replay(rec, "t", [])
+    assert rates == [5e7], rates
+    (rec / pv.RATE).unlink()
+    pv.replay(rec, "t", [])
+    assert rates[-1] == pv.default_rate() == 1e8
+    for bad in ("fast\n", "1e3\n"):
+        (rec / pv.RATE).write_text(bad)
+        with pytest.raises(SystemExit, match="rate"):
+            pv.replay(rec, "t", [])
+    for bad, says in (("quick", "RATE"), ("100kbit", "from 1 Mbit/s to 10 Gbit/s")):
+        log.unlink(missing_ok=True)
+        proc = subprocess.run([sys.executable, spec.origin, "record", str(tmp_path / bad), "--runs", "1"],
+                              capture_output=True, text=True, timeout=60, env={**env, "RATE": bad})
+        assert proc.returncode == 1 and says in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        assert not log.exists()
