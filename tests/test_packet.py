@@ -256,6 +256,12 @@ def test_print_settings_follow_the_options():
     assert own["ack_rtt"] and "HyStart on each ACK's round trip" in packet.describe_model(own), own
     assert "HyStart on ns-3's smoothed RTT" in packet.describe_model(settings("--ack-rtt", "off"))
     assert not settings("--linux-hystart", "off", "--ack-rtt", "on")["ack_rtt"]
+    # tcp_cubic's hystart_ack_delta_us: Linux's default, a value given, said only where Linux's HyStart runs
+    assert own["hystart_ack_delta_us"] == 2000 and "ended by a gap over 2ms" in packet.describe_model(own), own
+    wide = settings("--hystart-ack-delta", "4000")
+    assert wide["hystart_ack_delta_us"] == 4000 and "ended by a gap over 4ms" in packet.describe_model(wide), wide
+    assert "ACK trains" not in packet.describe_model(settings("--linux-hystart", "off", "--hystart-ack-delta", "4000"))
+    assert "--hystart-ack-delta" in settings("--hystart-ack-delta", "0", expect=2)
     assert not own["tsq_gso"] and not own["window_in_packets"], own
     assert "GSO" not in packet.describe_model(own) and "whole segments" not in packet.describe_model(own)
     assert "restarts after idle in whole segments" in packet.describe_model(settings("--window-in-packets", "on"))
@@ -488,6 +494,8 @@ def test_simulator_refuses_bad_starts(tmp_path, text, word):
     (["--rate", "2e12"], "2Tbit is above the packet simulator's greatest link rate, 1Tbit"),
     (["--latency", "1.5"], "link n0 - s0: a latency of 1.5s is over the packet simulator's limit of 1s a link"),
     (["--warmup", "1001"], "--warmup: '1001' is not a whole number in [0, 1000]"),
+    (["--hystart-ack-delta", "2ms"], "--hystart-ack-delta: '2ms' is not a non-negative number"),
+    (["--hystart-ack-delta", "1000001"], "--hystart-ack-delta: '1000001' is not a whole number in [1, 1000000]"),
     (["--frobnicate", "1"], "unknown option --frobnicate"),
     (["--rto-min"], "needs a value"),
 ])

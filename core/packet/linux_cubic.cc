@@ -24,7 +24,6 @@ constexpr uint32_t FIRST_EPOCH_CLAMP = 20;         /* before any loss, at most 2
 const Time RECOMPUTE = MicroSeconds(1000000 / 32);
 /* HyStart's constants (tcp_cubic's module parameters' defaults) */
 constexpr uint32_t HYSTART_LOW_WINDOW = 16;        /* segments */
-const Time HYSTART_ACK_DELTA = MicroSeconds(2000); /* the most between two ACKs of a train */
 constexpr uint32_t HYSTART_MIN_SAMPLES = 8;
 constexpr uint32_t HYSTART_DELAY_MIN_US = 4000, HYSTART_DELAY_MAX_US = 16000;
 const Time SAMPLES_SKIPPED = Seconds(1);           /* after an epoch begins: cubictcp_acked's HZ */
@@ -143,7 +142,7 @@ void LinuxCubic::hystart_update(Ptr<TcpSocketState> tcb, uint32_t delay_us)
     if (!round_begun || tcb->m_lastAckedSeq > end_seq) hystart_reset(tcb);
     const Time now = Simulator::Now();
     bool train = false, delay = false;
-    if (now - train_last <= HYSTART_ACK_DELTA) {   /* the ACK train */
+    if (now - train_last <= hystart_ack_delta) {   /* the ACK train */
         train_last = now;
         const double rate = pacing_rate ? pacing_rate() : 0;   /* hystart_ack_delay */
         const double ack_delay_us = rate > 0 ? std::min(1000.0, (double)LINUX_GSO_MAX_SIZE * 4 * 1e6 / rate) : 0;

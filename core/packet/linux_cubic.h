@@ -13,6 +13,10 @@
 
 namespace topocoll {
 
+/* HyStart's ACK train ends at a gap longer than this between two ACKs
+ * (tcp_cubic's module parameter hystart_ack_delta_us, its default) */
+constexpr uint32_t LINUX_HYSTART_ACK_DELTA_US = 2000;
+
 /* HyStart is ns-3's (TcpCubic's), or with linux_hystart Linux's: a slow
  * start from a window of 16 segments ends where a round's ACKs have come
  * in a train, none more than 2 ms after the last, for longer than half of
@@ -54,6 +58,8 @@ class LinuxCubic : public ns3::TcpCubic {
     std::function<uint32_t(uint32_t)> newly_delivered;
     /* HyStart as Linux's (above), else ns-3's */
     bool linux_hystart = false;
+    /* Linux's HyStart: the longest gap between two ACKs of a train */
+    ns3::Time hystart_ack_delta = ns3::MicroSeconds(LINUX_HYSTART_ACK_DELTA_US);
     /* a slow start HyStart ended (Linux's), for the run's counters: by the
      * ACK train, by the delay (both can on one ACK, as Linux counts them:
      * TCPHystartTrainDetect, TCPHystartDelayDetect), the window then in segments */

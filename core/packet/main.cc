@@ -119,6 +119,8 @@ const char *HELP =
     "  --ack-rtt on|off     with Linux's HyStart: each ACK's own round-trip sample (from the latest segment it\n"
     "                       newly acknowledges or SACKs; none if it acknowledges a retransmission), as\n"
     "                       Linux's cubic takes it; off: ns-3's smoothed RTT, at every call (several an ACK) [on]\n"
+    "  --hystart-ack-delta US  with Linux's HyStart: the longest gap between two ACKs of a train, 1 to\n"
+    "                       1,000,000 us, as tcp_cubic's hystart_ack_delta_us (/sys/module/tcp_cubic/parameters) [2000]\n"
     "  --rto-min S          TCP's minimum RTO, up to 60 s [0.2]\n"
     "  --delayed-ack S      how long a receiver holds the ACK of an odd segment, up to 1 s [0.04]\n"
     "  --loss-probes on|off Linux's tail loss probe and SACK loss detection (ns-3 has neither) [on]\n"
@@ -308,6 +310,7 @@ options parse(int argc, char **argv)
         else if (a == "--count-delivered") o.tcp.count_delivered = on_off(a.c_str(), v);
         else if (a == "--linux-hystart") o.tcp.linux_hystart = on_off(a.c_str(), v);
         else if (a == "--ack-rtt") o.tcp.ack_rtt = on_off(a.c_str(), v);
+        else if (a == "--hystart-ack-delta") o.tcp.hystart_ack_delta_us = (uint32_t)whole(a.c_str(), v, 1, 1000000);
         else if (a == "--small-queues") o.tcp.small_queues = on_off(a.c_str(), v);
         else if (a == "--tsq-gso") o.tcp.tsq_gso = on_off(a.c_str(), v);
         else if (a == "--gso-clumps") o.tcp.gso_clumps = on_off(a.c_str(), v);
@@ -571,7 +574,7 @@ std::string tcp_behaviours_json(const options &o)
         {"gso_clumps", o.tcp.gso_clumps},       {"linux_receive", o.tcp.linux_receive}};
     std::string json;
     for (const auto &[name, on] : flags) json += std::string(json.empty() ? "" : ", ") + "\"" + name + "\": " + (on ? "true" : "false");
-    return json;
+    return json + ", \"hystart_ack_delta_us\": " + std::to_string(o.tcp.hystart_ack_delta_us);
 }
 
 /* The host's cores as a run models them, as JSON fields (likewise) */

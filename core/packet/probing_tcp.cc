@@ -421,6 +421,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         if (Ptr<topocoll::LinuxCubic> c = DynamicCast<topocoll::LinuxCubic>(m_congestionControl)) {
             c->may_grow = [this] { return cwnd_limited(); };
             c->linux_hystart = opt.linux_hystart;
+            c->hystart_ack_delta = MicroSeconds(opt.hystart_ack_delta_us);
             c->pacing_rate = [this] { return pacing_rate(); };
             c->hystart_exit = [](bool train, bool delay, uint32_t cwnd) {
                 g_hystart.exits++;

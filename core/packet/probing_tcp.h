@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "linux_cubic.h"
 #include "ns3/internet-module.h"
 
 /* What the sockets do as Linux's do (each can be set to ns-3's own to measure it). */
@@ -80,6 +81,11 @@ struct probing_tcp_options {
      * rtt_of), as Linux's cubic does; else the RTT ns-3 hands the congestion
      * control, its smoothed one */
     bool ack_rtt = true;
+    /* Linux's HyStart: the longest gap between two ACKs of a train, us (the
+     * kernel's tcp_cubic hystart_ack_delta_us; on the testbed at 100 Mbit/s
+     * a trunk connection's ACKs come about that far apart,
+     * docs/results/2026-12-03-packet-rates.md) */
+    uint32_t hystart_ack_delta_us = topocoll::LINUX_HYSTART_ACK_DELTA_US;
     /* the retransmission timer as Linux's: srtt + max(4 x rttvar, the
      * minimum) in whole ticks of LINUX_TICK_NS, and restarted when a fast
      * recovery resends the first unacknowledged segment
