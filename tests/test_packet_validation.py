@@ -146,19 +146,29 @@ if args[0] == "bench":
 '''
 
 
-def test_record_only_the_points_named(tmp_path):
-    """ONLY names points (prefixes of TOPOLOGY|BUFFER|ALGORITHM|BLOCK): record
-    brings up only the testbeds they need and runs only their jobs, --runs
-    deep, and a replay of that recording simulates only what it holds."""
+def fake_bench(tmp_path: Path) -> tuple[Path, dict]:
+    """FAKE_BENCH as `topocoll` first on PATH: the log of its calls and the
+    environment that runs it"""
     log = tmp_path / "calls.txt"
     fake = tmp_path / "bin" / "topocoll"
     fake.parent.mkdir()
     fake.write_text(FAKE_BENCH.format(python=sys.executable, log=str(log)))
     fake.chmod(0o755)
+    return log, {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}"}
+
+
+def run_record(rec: Path, env: dict, runs: int = 1) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, spec.origin, "record", str(rec), "--runs", str(runs)],
+                          capture_output=True, text=True, timeout=60, env=env)
+
+
+def test_record_only_the_points_named(tmp_path):
+    """ONLY names points (prefixes of TOPOLOGY|BUFFER|ALGORITHM|BLOCK): record
+    brings up only the testbeds they need and runs only their jobs, --runs
+    deep, and a replay of that recording simulates only what it holds."""
+    log, env = fake_bench(tmp_path)
     rec = tmp_path / "rec"
-    proc = subprocess.run([sys.executable, spec.origin, "record", str(rec), "--runs", "2"],
-                          capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}", "ONLY": "88|32|pairwise|65536"})
+    proc = run_record(rec, {**env, "ONLY": "88|32|pairwise|65536"}, runs=2)
     assert proc.returncode == 0, proc.stderr
     calls = log.read_text().splitlines()
     assert [c for c in calls if c.startswith("testbed up")] == ["testbed up chain:8,8 --buffer 32 --rate 100000000bit"] * 2, calls
@@ -192,22 +202,16 @@ def test_record_only_the_points_named(tmp_path):
 def test_record_passes_open_mpi_parameters(tmp_path):
     """MCA='KEY=VALUE,...' goes to every testbed job as bench --mca and is
     kept with the recording; a malformed one stops before any testbed comes up."""
-    log = tmp_path / "calls.txt"
-    fake = tmp_path / "bin" / "topocoll"
-    fake.parent.mkdir()
-    fake.write_text(FAKE_BENCH.format(python=sys.executable, log=str(log)))
-    fake.chmod(0o755)
-    env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}", "ONLY": "88|100|pairwise|262144"}
+    log, env = fake_bench(tmp_path)
+    env = {**env, "ONLY": "88|100|pairwise|262144"}
     rec = tmp_path / "rec"
-    proc = subprocess.run([sys.executable, spec.origin, "record", str(rec), "--runs", "1"], capture_output=True,
-                          text=True, timeout=60, env={**env, "MCA": "btl_tcp_sndbuf=131072, btl_tcp_rcvbuf=0"})
+    proc = run_record(rec, {**env, "MCA": "btl_tcp_sndbuf=131072, btl_tcp_rcvbuf=0"})
     assert proc.returncode == 0, proc.stderr
     benches = [c for c in log.read_text().splitlines() if c.startswith("bench")]
     assert len(benches) == 1 and benches[0].endswith("--bandwidth 100000000bit --mca btl_tcp_sndbuf=131072 --mca btl_tcp_rcvbuf=0"), benches
     assert (rec / "mca").read_text() == "btl_tcp_sndbuf=131072\nbtl_tcp_rcvbuf=0\n"
     log.unlink()
-    proc = subprocess.run([sys.executable, spec.origin, "record", str(tmp_path / "bad"), "--runs", "1"],
-                          capture_output=True, text=True, timeout=60, env={**env, "MCA": "btl_tcp_sndbuf"})
+    proc = run_record(tmp_path / "bad", {**env, "MCA": "btl_tcp_sndbuf"})
     assert proc.returncode == 1 and "MCA: 'btl_tcp_sndbuf' is not KEY=VALUE" in proc.stderr, proc.stderr
     assert not log.exists()
 
@@ -219,15 +223,10 @@ def test_record_and_replay_at_another_rate(tmp_path, monkeypatch):
     implausible RATE, or a rate file that is not one, stops with it named
     before any testbed comes up."""
     import pytest
-    log = tmp_path / "calls.txt"
-    fake = tmp_path / "bin" / "topocoll"
-    fake.parent.mkdir()
-    fake.write_text(FAKE_BENCH.format(python=sys.executable, log=str(log)))
-    fake.chmod(0o755)
-    env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}", "ONLY": "88|100|pairwise|262144"}
+    log, env = fake_bench(tmp_path)
+    env = {**env, "ONLY": "88|100|pairwise|262144"}
     rec = tmp_path / "rec"
-    proc = subprocess.run([sys.executable, spec.origin, "record", str(rec), "--runs", "1"], capture_output=True,
-                          text=True, timeout=60, env={**env, "RATE": "50mbit"})
+    proc = run_record(rec, {**env, "RATE": "50mbit"})
     assert proc.returncode == 0, proc.stderr
     calls = log.read_text().splitlines()
     assert calls[0] == "testbed up chain:8,8 --buffer 100 --rate 50000000bit", calls
@@ -257,7 +256,6 @@ def test_record_and_replay_at_another_rate(tmp_path, monkeypatch):
             pv.replay(rec, "t", [])
     for bad, says in (("quick", "RATE"), ("100kbit", "from 1 Mbit/s to 10 Gbit/s")):
         log.unlink(missing_ok=True)
-        proc = subprocess.run([sys.executable, spec.origin, "record", str(tmp_path / bad), "--runs", "1"],
-                              capture_output=True, text=True, timeout=60, env={**env, "RATE": bad})
+        proc = run_record(tmp_path / bad, {**env, "RATE": bad})
         assert proc.returncode == 1 and says in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
         assert not log.exists()
