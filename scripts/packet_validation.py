@@ -12,7 +12,10 @@
         --mca; kept in DIR/mca), e.g. MCA=btl_tcp_sndbuf=131072 with a
         replay given the same buffer (--sndbuf); RATE=50mbit records with
         every link at that rate (kept in DIR/rate, which replay reads;
-        default the testbed's, 100 Mbit/s)
+        default the testbed's, 100 Mbit/s); HYSTART_ACK_DELTA=4000 sets the
+        kernel's tcp_cubic hystart_ack_delta_us for the recording (restored
+        after; kept in DIR/hystart_ack_delta, which replay passes to the
+        simulator as --hystart-ack-delta)
   packet_validation.py replay DIR TAG [FLAGS...]
         simulate every recorded run with its starts, the way it was recorded
         (apart, or in turn on the same connections), its ranks sharing the
@@ -66,6 +69,12 @@ MCA = "mca"
 RATE = "rate"
 #: the links' rates a recording may run at, bits/s
 RATES = (1e6, 1e10)
+#: DIR/HYSTART: the kernel's HyStart ACK-train limit the recording ran with
+#: (HYSTART_ACK_DELTA=...), microseconds; recordings without it ran with the
+#: kernel's own (Linux's 2,000, the simulator's default)
+HYSTART = "hystart_ack_delta"
+#: where the kernel keeps it (global: every connection on the machine)
+KERNEL_HYSTART = Path("/sys/module/tcp_cubic/parameters/hystart_ack_delta_us")
 
 
 def topocoll(*args: str, **kw) -> subprocess.CompletedProcess:
@@ -138,7 +147,44 @@ def recorded_rate(d: Path) -> float:
     return plausible(bps, str(f))
 
 
+def hystart_ack_delta() -> str | None:
+    """HYSTART_ACK_DELTA's microseconds (none: leave the kernel's), checked
+    by the simulator, which takes the same range (--hystart-ack-delta)"""
+    from topocoll._core import TopocollError
+    from topocoll.bench.packet import program
+    text = os.environ.get("HYSTART_ACK_DELTA", "").strip()
+    if not text:
+        return None
+    try:
+        proc = subprocess.run([str(program()), "--print-settings", "--hystart-ack-delta", text],
+                              capture_output=True, text=True)
+    except TopocollError as e:
+        sys.exit(f"packet_validation: HYSTART_ACK_DELTA: {e}")
+    if proc.returncode:
+        why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+        why = why.removeprefix("topocoll-packet: error: ").removesuffix(" (--help lists the options)")
+        sys.exit(f"packet_validation: HYSTART_ACK_DELTA: {why}")
+    return text
+
+
 def record(d: Path, runs: int, in_turn: bool) -> None:
+    delta = hystart_ack_delta()
+    if delta is None:
+        return record_runs(d, runs, in_turn)
+    try:
+        kept = KERNEL_HYSTART.read_text()
+        KERNEL_HYSTART.write_text(f"{delta}\n")
+    except OSError as e:
+        sys.exit(f"packet_validation: HYSTART_ACK_DELTA: {KERNEL_HYSTART}: {e.strerror} (tcp_cubic loaded? root?)")
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        (d / HYSTART).write_text(f"{delta}\n")
+        record_runs(d, runs, in_turn)
+    finally:
+        KERNEL_HYSTART.write_text(kept)
+
+
+def record_runs(d: Path, runs: int, in_turn: bool) -> None:
     points = only()
     params = mca()
     bps = rate()
@@ -200,6 +246,18 @@ def host_cores(d: Path, flags: list[str]) -> list[str]:
     return ["--host-cores", cores]
 
 
+def hystart_flags(d: Path, flags: list[str]) -> list[str]:
+    """The kernel's HyStart ACK-train limit the recording ran with (DIR/HYSTART)
+    for the simulator, unless FLAGS set it"""
+    f = d / HYSTART
+    if "--hystart-ack-delta" in flags or not f.exists():
+        return []
+    delta = f.read_text().strip()
+    if not delta.isdigit():   # its range is the simulator's to check
+        sys.exit(f"packet_validation: {f}: '{delta}' is not a number of microseconds")
+    return ["--hystart-ack-delta", delta]
+
+
 def replay(d: Path, tag: str, flags: list[str]) -> None:
     """The simulator's command as `topocoll bench --backend packet --latency 0
     --starts` builds it (its defaults: port buffer, host queue, minimum RTO,
@@ -208,7 +266,7 @@ def replay(d: Path, tag: str, flags: list[str]) -> None:
     an algorithm's sizes in turn in one."""
     from topocoll._core import Topology, TopocollError
     from topocoll.bench.packet import PacketBackend
-    flags = host_cores(d, flags) + flags
+    flags = host_cores(d, flags) + hystart_flags(d, flags) + flags
     points = only()
     bps = recorded_rate(d)
     in_turn = not (d / ORDER).exists() or (d / ORDER).read_text().split() == ["in-turn"]

@@ -259,3 +259,49 @@ def test_record_and_replay_at_another_rate(tmp_path, monkeypatch):
         proc = run_record(tmp_path / bad, {**env, "RATE": bad})
         assert proc.returncode == 1 and says in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
         assert not log.exists()
+
+
+def test_record_with_hystart_ack_delta_sets_the_kernels_and_replay_follows(tmp_path, monkeypatch):
+    """HYSTART_ACK_DELTA: the kernel's limit is set while the testbed's jobs
+    run and restored after, even when a job fails; the recording keeps it and
+    its replay gives the simulator the same; a value the simulator refuses
+    stops before the kernel's is touched."""
+    import pytest
+    kernel = tmp_path / "hystart_ack_delta_us"
+    kernel.write_text("2000\n")
+    monkeypatch.setattr(pv, "KERNEL_HYSTART", kernel)
+    seen = []
+
+    def fake(*args, **kw):
+        seen.append((args[0], kernel.read_text().strip()))
+        if args[0] == "bench":
+            a = list(args)
+            alg, size = a[a.index("--algorithms") + 1], int(a[a.index("--sizes") + 1][:-1]) * 1024
+            Path(a[a.index("--record-starts") + 1]).write_text(
+                "# starts\n" + "".join(f"{alg} {size} {k} " + " ".join(["0.0"] * 16) + "\n" for k in range(9)))
+            Path(a[a.index("--csv") + 1]).write_text(
+                "backend,topology,algorithm,ranks,msize_bytes,repetition,seconds\n"
+                + "".join(f"testbed,chain:8,8,{alg},16,{size},{k},0.3\n" for k in range(9)))
+    monkeypatch.setattr(pv, "topocoll", fake)
+    monkeypatch.setenv("ONLY", "88|100|pairwise|262144")
+    monkeypatch.setenv("HYSTART_ACK_DELTA", "4000")
+    rec = tmp_path / "rec"
+    pv.record(rec, 1, False)
+    assert [v for cmd, v in seen if cmd == "bench"] == ["4000"] and kernel.read_text() == "2000\n"
+    assert (rec / pv.HYSTART).read_text() == "4000\n"
+    assert pv.hystart_flags(rec, []) == ["--hystart-ack-delta", "4000"]
+    assert pv.hystart_flags(rec, ["--hystart-ack-delta", "3000"]) == []   # the caller's choice stands
+    assert pv.hystart_flags(tmp_path, []) == []                           # recorded with the kernel's own
+
+    def failing(*args, **kw):
+        if args[0] == "bench":
+            sys.exit("packet_validation: 'topocoll bench ...' failed (exit 2)")
+    monkeypatch.setattr(pv, "topocoll", failing)
+    with pytest.raises(SystemExit, match="failed"):
+        pv.record(tmp_path / "rec2", 1, False)
+    assert kernel.read_text() == "2000\n"
+    monkeypatch.setenv("HYSTART_ACK_DELTA", "0")
+    kernel.write_text("1234\n")
+    with pytest.raises(SystemExit, match=r"HYSTART_ACK_DELTA: --hystart-ack-delta: '0' is not a whole number in \[1, 1000000\]"):
+        pv.record(tmp_path / "rec3", 1, False)
+    assert kernel.read_text() == "1234\n" and not (tmp_path / "rec3").exists()
