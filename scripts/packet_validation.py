@@ -151,18 +151,15 @@ def hystart_ack_delta() -> str | None:
     """HYSTART_ACK_DELTA's microseconds (none: leave the kernel's), checked
     by the simulator, which takes the same range (--hystart-ack-delta)"""
     from topocoll._core import TopocollError
-    from topocoll.bench.packet import program
+    from topocoll.bench.packet import refusal
     text = os.environ.get("HYSTART_ACK_DELTA", "").strip()
     if not text:
         return None
     try:
-        proc = subprocess.run([str(program()), "--print-settings", "--hystart-ack-delta", text],
-                              capture_output=True, text=True)
+        why = refusal(["--hystart-ack-delta", text])
     except TopocollError as e:
-        sys.exit(f"packet_validation: HYSTART_ACK_DELTA: {e}")
-    if proc.returncode:
-        why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
-        why = why.removeprefix("topocoll-packet: error: ").removesuffix(" (--help lists the options)")
+        why = str(e)
+    if why is not None:
         sys.exit(f"packet_validation: HYSTART_ACK_DELTA: {why}")
     return text
 
@@ -232,30 +229,32 @@ def merge(files: list[Path], into: Path) -> None:
     into.write_text("".join(lines))
 
 
+def recorded_option(f: Path, option: str, flags: list[str], unit: str, default: str | None = None) -> list[str]:
+    """OPTION for the simulator with the whole number the recording kept in
+    F (without F: DEFAULT, or none), unless FLAGS give OPTION; the number's
+    range is the simulator's to check"""
+    if option in flags:
+        return []
+    value = f.read_text().strip() if f.exists() else default
+    if value is None:
+        return []
+    if not value.isdigit():
+        sys.exit(f"packet_validation: {f}: '{value}' is not a number of {unit}")
+    return [option, value]
+
+
 def host_cores(d: Path, flags: list[str]) -> list[str]:
     """The testbed runs every machine's rank on one host, so the replay
     shares that host's cores among the ranks as the testbed did: the
     recording's DIR/CORES (recordings before it: this machine's), unless
     FLAGS say otherwise."""
-    if "--host-cores" in flags:
-        return []
-    f = d / CORES
-    cores = f.read_text().strip() if f.exists() else str(os.cpu_count())
-    if not cores.isdigit():   # its range is the simulator's to check (--host-cores)
-        sys.exit(f"packet_validation: {f}: '{cores}' is not a number of cores")
-    return ["--host-cores", cores]
+    return recorded_option(d / CORES, "--host-cores", flags, "cores", str(os.cpu_count()))
 
 
 def hystart_flags(d: Path, flags: list[str]) -> list[str]:
     """The kernel's HyStart ACK-train limit the recording ran with (DIR/HYSTART)
     for the simulator, unless FLAGS set it"""
-    f = d / HYSTART
-    if "--hystart-ack-delta" in flags or not f.exists():
-        return []
-    delta = f.read_text().strip()
-    if not delta.isdigit():   # its range is the simulator's to check
-        sys.exit(f"packet_validation: {f}: '{delta}' is not a number of microseconds")
-    return ["--hystart-ack-delta", delta]
+    return recorded_option(d / HYSTART, "--hystart-ack-delta", flags, "microseconds")
 
 
 def replay(d: Path, tag: str, flags: list[str]) -> None:

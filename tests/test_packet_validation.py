@@ -271,17 +271,11 @@ def test_record_with_hystart_ack_delta_sets_the_kernels_and_replay_follows(tmp_p
     kernel.write_text("2000\n")
     monkeypatch.setattr(pv, "KERNEL_HYSTART", kernel)
     seen = []
+    _, env = fake_bench(tmp_path)
 
-    def fake(*args, **kw):
+    def fake(*args, **kw):   # FAKE_BENCH, in this process's view of the kernel's limit
         seen.append((args[0], kernel.read_text().strip()))
-        if args[0] == "bench":
-            a = list(args)
-            alg, size = a[a.index("--algorithms") + 1], int(a[a.index("--sizes") + 1][:-1]) * 1024
-            Path(a[a.index("--record-starts") + 1]).write_text(
-                "# starts\n" + "".join(f"{alg} {size} {k} " + " ".join(["0.0"] * 16) + "\n" for k in range(9)))
-            Path(a[a.index("--csv") + 1]).write_text(
-                "backend,topology,algorithm,ranks,msize_bytes,repetition,seconds\n"
-                + "".join(f"testbed,chain:8,8,{alg},16,{size},{k},0.3\n" for k in range(9)))
+        subprocess.run(["topocoll", *args], env=env, check=True)
     monkeypatch.setattr(pv, "topocoll", fake)
     monkeypatch.setenv("ONLY", "88|100|pairwise|262144")
     monkeypatch.setenv("HYSTART_ACK_DELTA", "4000")

@@ -52,6 +52,17 @@ def program() -> Path:
     raise TopocollError("i/o error", "the packet simulator is not built (needs Debian's libns3-dev; run 'make build')")
 
 
+def refusal(options: list[str], prog: Path | None = None) -> str | None:
+    """Whether the simulator takes OPTIONS, by its own checks
+    (``--print-settings`` with them): None, or why not, its message without
+    the program's name and its pointer to --help."""
+    proc = subprocess.run([str(prog or program()), "--print-settings", *options], capture_output=True, text=True)
+    if not proc.returncode:
+        return None
+    why = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"
+    return why.removeprefix("topocoll-packet: error: ").removesuffix(" (--help lists the options)")
+
+
 def describe_model(m: dict) -> str:
     """One line for a result's settings from the simulator's --print-settings."""
     if m["congestion"] != "cubic":
@@ -167,12 +178,8 @@ class PacketBackend:
         links' rates and latencies), the sizes and the counts, by its own
         checks (``--print-settings`` with them all)."""
         bounds = sorted({min(sizes), max(sizes)})   # each size runs alone: their range is what counts
-        proc = subprocess.run([str(self.program), "--print-settings", *self.command("faraj-yuan", bounds, repetitions,
-                                                                                   warmup)[1:]],
-                              capture_output=True, text=True)
-        if proc.returncode:
-            why = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"
-            why = why.removeprefix("topocoll-packet: error: ").removesuffix(" (--help lists the options)")
+        why = refusal(self.command("faraj-yuan", bounds, repetitions, warmup)[1:], self.program)
+        if why is not None:
             # the simulator's option by the name the user gave it
             names = {"--block": "--sizes", **{ENV_OPTIONS[var]: f"{var} in the environment"
                                               for var in self.from_environment}}
