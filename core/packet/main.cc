@@ -132,7 +132,12 @@ const char *HELP =
     "  --rack-ties on|off   RACK takes segments sent at one instant as sent in sequence order, so a lost\n"
     "                       retransmission sent with a segment that arrived goes again (Linux's\n"
     "                       tcp_skb_sent_after); off: only one sent strictly earlier is lost [off]\n"
-    "  --small-queues on|off  Linux's TCP small queues: a connection keeps no more than about 1 ms of\n"
+        "  --reo-window on|off  before a recovery, RACK's reordering window as Linux's: below three segments SACKed,\n"
+    "                       a hole sent less than a quarter of the least RTT before the latest segment SACKed\n"
+    "                       (segments of one send share a stamp) waits for the third or for the reordering\n"
+    "                       timer, whole 4 ms jiffies plus two from the last SACK that moved RACK; off: the first\n"
+    "                       SACK above a hole starts the recovery [off: see docs/packet.md]\n"
+"  --small-queues on|off  Linux's TCP small queues: a connection keeps no more than about 1 ms of\n"
     "                       its rate (at least 2 segments) in its machine's queue, the rest of its window\n"
     "                       waiting in the socket; off: the whole window goes to the queue (ns-3's) [on]\n"
     "  --tsq-gso on|off     with small queues: the limit checked a GSO packet at a time, as Linux's (up to\n"
@@ -307,6 +312,7 @@ options parse(int argc, char **argv)
         else if (a == "--lost-retransmits") o.tcp.lost_retransmits = on_off(a.c_str(), v);
         else if (a == "--rack-recovery") o.tcp.rack_recovery = on_off(a.c_str(), v);
         else if (a == "--rack-ties") o.tcp.rack_ties = on_off(a.c_str(), v);
+        else if (a == "--reo-window") o.tcp.reo_window = on_off(a.c_str(), v);
         else if (a == "--count-delivered") o.tcp.count_delivered = on_off(a.c_str(), v);
         else if (a == "--linux-hystart") o.tcp.linux_hystart = on_off(a.c_str(), v);
         else if (a == "--ack-rtt") o.tcp.ack_rtt = on_off(a.c_str(), v);
@@ -406,8 +412,9 @@ void tcp_defaults(const options &o)
     if (o.tcp.linux_receive) Config::SetDefault("ns3::TcpSocket::PersistTimeout", TimeValue(Seconds(o.rto_min)));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
     /* with loss probes, a hole below SACKed data is a loss at once (as RACK
-     * decides; the tree never reorders a flow): probing_tcp.cc */
-    Config::SetDefault("ns3::TcpSocketBase::ReTxThreshold", UintegerValue(o.tcp.probes ? 1 : 3));
+     * decides; the tree never reorders a flow), unless RACK's reordering
+     * window is modelled (reo_window), which waits for three: probing_tcp.cc */
+    Config::SetDefault("ns3::TcpSocketBase::ReTxThreshold", UintegerValue(o.tcp.probes && !o.tcp.reo_window ? 1 : 3));
     /* Linux sends timestamps, but ns-3 3.37 samples the RTT from the echo of
      * an ACK that a retransmission provoked, so a recovery inflates the RTO
      * (to over 60 s: Open MPI's pairwise on 64 machines at 300 KB through
@@ -565,7 +572,7 @@ std::string tcp_behaviours_json(const options &o)
 {
     const std::pair<const char *, bool> flags[] = {
         {"small_queues", o.tcp.small_queues},   {"forward_retransmits", o.tcp.forward_retransmits},
-        {"timeout_keeps_ssthresh", o.tcp.timeout_keeps_ssthresh}, {"rack_recovery", o.tcp.rack_recovery}, {"rack_ties", o.tcp.rack_ties},
+        {"timeout_keeps_ssthresh", o.tcp.timeout_keeps_ssthresh}, {"rack_recovery", o.tcp.rack_recovery}, {"rack_ties", o.tcp.rack_ties}, {"reo_window", o.tcp.reo_window},
         {"linux_cubic", o.linux_cubic},         {"count_delivered", o.tcp.count_delivered},
         {"linux_hystart", o.tcp.linux_hystart}, {"linux_rto", o.tcp.linux_rto},
         {"linux_tlp", o.tcp.linux_tlp},         {"linux_prr", o.tcp.linux_prr},
@@ -718,14 +725,14 @@ int main(int argc, char **argv)
         const probing_tcp_hystart hy = probing_tcp_hystart_counts();
         printf("], \"bottleneck_load\": %.0f, \"checked\": %s, \"bad_bytes\": %lld, \"drops_switch\": %llu, "
                "\"drops_host\": %llu, \"drops_device\": %llu, \"messages\": %llu, \"fragments\": %llu, \"rendezvous\": %llu, "
-               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_rack_ties\": %llu, \"tcp_counted_before\": %llu, \"tcp_hystart_exits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"tcp_repeat_timeouts\": %llu, \"tcp_acks_compressed\": %llu, \"tcp_acks_at_read\": %llu, \"reads_waited\": %llu, \"reads_late\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
+               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_rack_ties\": %llu, \"tcp_reo_timeouts\": %llu, \"tcp_counted_before\": %llu, \"tcp_hystart_exits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"tcp_repeat_timeouts\": %llu, \"tcp_acks_compressed\": %llu, \"tcp_acks_at_read\": %llu, \"reads_waited\": %llu, \"reads_late\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
                "\"max_rss_mib\": %.1f, \"rendezvous_protocol\": \"%s\", \"connect\": \"%s\", \"connections_before\": %zu, "
                "\"connections_at_first_message\": %zu, \"skew\": %.9g, \"seed\": %llu, ",
                bound, check ? "true" : "false", bad_bytes[b], (unsigned long long)net.drops_switch,
                (unsigned long long)net.drops_host, (unsigned long long)net.drops_device, (unsigned long long)ss.messages, (unsigned long long)ss.fragments,
                (unsigned long long)ss.rendezvous, (unsigned long long)ss.wire_bytes, (unsigned long long)ss.timeouts, (unsigned long long)ss.recoveries,
                (unsigned long long)probing_tcp_probes(), (unsigned long long)probing_tcp_lost_retransmits(),
-               (unsigned long long)probing_tcp_rack_lost(), (unsigned long long)probing_tcp_rack_ties(), (unsigned long long)probing_tcp_counted_before(),
+               (unsigned long long)probing_tcp_rack_lost(), (unsigned long long)probing_tcp_rack_ties(), (unsigned long long)probing_tcp_reo_timeouts(), (unsigned long long)probing_tcp_counted_before(),
                (unsigned long long)hy.exits, (unsigned long long)ss.recovery_timeouts, ss.recovery_s,
                (unsigned long long)probing_tcp_floor_timeouts(), (unsigned long long)probing_tcp_repeat_timeouts(), (unsigned long long)probing_tcp_acks_compressed(), (unsigned long long)probing_tcp_acks_at_read(),
                (unsigned long long)ss.reads_waited, (unsigned long long)ss.reads_late, connect_s, connect_drops, pl.native_choice,

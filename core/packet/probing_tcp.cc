@@ -72,7 +72,7 @@ using namespace ns3;
 namespace {
 
 uint64_t g_probes = 0, g_lost_retransmits = 0, g_rack_lost = 0, g_rack_ties = 0, g_floor_timeouts = 0, g_counted_before = 0, g_repeat_timeouts = 0, g_acks_compressed = 0,
-         g_acks_at_read = 0;
+         g_acks_at_read = 0, g_reo_timeouts = 0;
 probing_tcp_hystart g_hystart;   /* HyStart's exits, and by kind as the kernel counts them */
 small_queue_owner *g_sender = nullptr;   /* the socket whose data segment is on its way down the stack */
 
@@ -206,6 +206,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     void DoDispose() override
     {
         held_timer.Cancel();
+        reo_timer.Cancel();
         leave();
         TcpSocketBase::DoDispose();
     }
@@ -302,7 +303,10 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     void ReceivedAck(Ptr<Packet> p, const TcpHeader &h) override
     {
         if (p->GetSize() == 0) trace_ack();
-        ack_rtt = opt.ack_rtt ? rtt_of(h) : Time(-1);
+        ack_rtt = opt.ack_rtt || opt.reo_window ? rtt_of(h) : Time(-1);
+        if (ack_rtt.IsPositive() && (min_rtt.IsNegative() || ack_rtt < min_rtt)) min_rtt = ack_rtt;
+        if (!opt.ack_rtt) ack_rtt = Time(-1);
+        rack_before = delivered_sent;
         const uint32_t sacked = note_acknowledged(h.GetAckNumber());
         const SequenceNumber32 una = m_txBuffer->HeadSequence();
         const uint32_t sacked_bytes = m_txBuffer->GetSacked();
@@ -319,6 +323,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         if (acked) m_dataRetrCount = m_dataRetries;
         if (opt.linux_rto) linux_rto_after_ack(acked, m_txBuffer->GetSacked() > sacked_bytes);
         find_lost();
+        if (opt.reo_window) reo_check();
         if (opt.sndbuf_auto) grow_sndbuf();
         arm();
         trace_state();
@@ -794,6 +799,76 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         g_rack_lost += first;
         return again || first;
     }
+    /* reo_window: before a recovery, RACK's reordering window and timer
+     * (probing_tcp.h).  On an ACK in the open or disorder state with data
+     * SACKed: each unSACKed segment sent before the latest one delivered is
+     * lost if it went a window or more before it; any lost starts the
+     * recovery now, else the timer is set again from an ACK that moved
+     * RACK's clock (tcp_rack_mark_lost runs only then). */
+    EventId reo_timer;
+    Time rack_before;             /* RACK's clock before the ACK in hand */
+    Time min_rtt = Seconds(-1);   /* the least of the ACKs' own round trips (ns-3's m_minRtt counts timestamps' whole ms) */
+    /* f(item) for each segment neither SACKed nor marked lost that went
+     * before the latest one delivered */
+    template <typename F> void for_each_hole(F f)
+    {
+        SequenceNumber32 end = m_txBuffer->HeadSequence();
+        for (TcpTxItem *item : sent_list(*m_txBuffer)) {
+            end += item->GetSeqSize();
+            if (!item->IsSacked() && !(item->*member(ItemLost())) &&
+                sent_after(delivered_sent, delivered_end, item->GetLastSent(), end)) f(item);
+        }
+    }
+    void reo_check()
+    {
+        const auto state = m_tcb->m_congState.Get();
+        if ((state != TcpSocketState::CA_OPEN && state != TcpSocketState::CA_DISORDER) || m_txBuffer->GetSacked() == 0) {
+            reo_timer.Cancel();
+            return;
+        }
+        note_sacked();
+        const Time window = min_rtt.IsPositive() ? std::min(min_rtt / 4, m_rtt->GetEstimate()) : Time(0);
+        Time wait = Seconds(-1);
+        bool lost = false;
+        for_each_hole([&](TcpTxItem *item) {
+            const Time remaining = window - (delivered_sent - item->GetLastSent());
+            if (remaining <= Time(0)) {
+                mark_lost(*m_txBuffer, item);
+                lost = true;
+            } else {
+                wait = std::max(wait, remaining);
+            }
+        });
+        if (lost) return reo_recover();
+        if (wait.IsNegative() || (delivered_sent == rack_before && reo_timer.IsRunning())) return;
+        /* expires at jiffies + usecs_to_jiffies(wait) + 2, on the tick */
+        const int64_t now = Simulator::Now().GetNanoSeconds();
+        const int64_t ticks = (wait.GetNanoSeconds() + LINUX_TICK_NS - 1) / LINUX_TICK_NS + 2;
+        reo_timer.Cancel();
+        reo_timer = Simulator::Schedule(NanoSeconds((now / LINUX_TICK_NS + ticks) * LINUX_TICK_NS - now),
+                                        &ProbingTcp::reo_timeout, this);
+    }
+    void reo_timeout()
+    {
+        const auto state = m_tcb->m_congState.Get();
+        if (state != TcpSocketState::CA_OPEN && state != TcpSocketState::CA_DISORDER) return;
+        bool lost = false;
+        for_each_hole([&](TcpTxItem *item) {
+            mark_lost(*m_txBuffer, item);
+            lost = true;
+        });
+        if (!lost) return;
+        g_reo_timeouts++;
+        reo_recover();
+    }
+    void reo_recover()
+    {
+        reo_timer.Cancel();
+        if (m_tcb->m_congState.Get() != TcpSocketState::CA_RECOVERY) EnterRecovery(0);
+        SendPendingData(true);
+        arm();
+        trace_state();
+    }
     void find_lost()
     {
         if (mark_rack_lost())
@@ -981,6 +1056,7 @@ uint64_t probing_tcp_probes() { return g_probes; }
 uint64_t probing_tcp_lost_retransmits() { return g_lost_retransmits; }
 uint64_t probing_tcp_rack_lost() { return g_rack_lost; }
 uint64_t probing_tcp_rack_ties() { return g_rack_ties; }
+uint64_t probing_tcp_reo_timeouts() { return g_reo_timeouts; }
 uint64_t probing_tcp_counted_before() { return g_counted_before; }
 probing_tcp_hystart probing_tcp_hystart_counts() { return g_hystart; }
 uint64_t probing_tcp_floor_timeouts() { return g_floor_timeouts; }
@@ -989,6 +1065,6 @@ uint64_t probing_tcp_acks_compressed() { return g_acks_compressed; }
 uint64_t probing_tcp_acks_at_read() { return g_acks_at_read; }
 void probing_tcp_reset()
 {
-    g_probes = g_lost_retransmits = g_rack_lost = g_rack_ties = g_floor_timeouts = g_counted_before = g_repeat_timeouts = g_acks_compressed = g_acks_at_read = 0;
+    g_probes = g_lost_retransmits = g_rack_lost = g_rack_ties = g_floor_timeouts = g_counted_before = g_repeat_timeouts = g_acks_compressed = g_acks_at_read = g_reo_timeouts = 0;
     g_hystart = {};
 }

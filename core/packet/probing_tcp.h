@@ -25,6 +25,16 @@ struct probing_tcp_options {
      * grid moves away (59 of 64 against 62 pooled; held out 3 of 5 against
      * 4: docs/results/2026-12-02-packet-retransmits-lost-again.md) */
     bool rack_ties = false;
+    /* Before a recovery, RACK's reordering window as Linux's
+     * (tcp_rack_reo_wnd, tcp_rack_mark_lost): with fewer than three
+     * segments SACKed (tp->reordering), a hole is lost at once only if it
+     * was sent a quarter of the least RTT (at most the smoothed RTT) before
+     * the latest segment SACKed; else at the reordering timer, which each
+     * SACK that advances RACK sets again to whole jiffies plus two
+     * (usecs_to_jiffies + TCP_TIMEOUT_MIN: 8-12 ms at HZ 250), or at the
+     * third segment SACKed.  Off: the first SACK above a hole starts the
+     * recovery (ns-3's duplicate-ACK threshold at 1). */
+    bool reo_window = false;
     bool sndbuf_auto = true;        /* the send buffer grows with the window */
     bool small_queues = true;       /* TCP small queues: below */
     /* TCP small queues check a GSO packet at a time, as Linux's
@@ -186,6 +196,7 @@ std::string probing_tcp_conn_name(ns3::Ipv4Address local, uint16_t local_port, n
 uint64_t probing_tcp_probes();   /* probes sent, all sockets, since the last reset */
 uint64_t probing_tcp_lost_retransmits();   /* lost retransmissions found and sent again, likewise */
 uint64_t probing_tcp_rack_lost();   /* first transmissions RACK found lost in a fast recovery, likewise */
+uint64_t probing_tcp_reo_timeouts();   /* recoveries the reordering timer started (reo_window) */
 uint64_t probing_tcp_rack_ties();   /* of the segments RACK found lost, those sent in the instant of the one delivered (rack_ties) */
 /* slow starts Linux's HyStart ended, likewise; and as the kernel counts
  * them (TCPHystartTrainDetect, -TrainCwnd, -DelayDetect, -DelayCwnd): by

@@ -74,6 +74,7 @@ def describe_model(m: dict) -> str:
              ("lost_retransmits", "RACK's lost retransmissions", "lost retransmissions left to the timeout"),
              ("rack_recovery", "RACK in fast recovery", "ns-3's fast recovery"),
              ("rack_ties", "RACK's ties by sequence", None),
+             ("reo_window", "RACK's reordering window before a recovery", None),
              ("count_delivered", "the window grown by what an ACK delivers", None),
              ("linux_hystart", "Linux's HyStart", "ns-3's HyStart"),
              ("ack_rtt", "HyStart on each ACK's round trip", "HyStart on ns-3's smoothed RTT"),
