@@ -33,7 +33,10 @@ struct probing_tcp_options {
      * SACK that advances RACK sets again to whole jiffies plus two
      * (usecs_to_jiffies + TCP_TIMEOUT_MIN: 8-12 ms at HZ 250), or at the
      * third segment SACKed.  Off: the first SACK above a hole starts the
-     * recovery (ns-3's duplicate-ACK threshold at 1). */
+     * recovery (ns-3's duplicate-ACK threshold at 1).  Linux's, yet off by
+     * default: the validation grid moves away (59 of 64 against 62, with
+     * GSO packets and RACK's ties; worse without them), its timer slowing
+     * short calls (docs/results/2026-12-04-packet-late-recoveries.md). */
     bool reo_window = false;
     bool sndbuf_auto = true;        /* the send buffer grows with the window */
     bool small_queues = true;       /* TCP small queues: below */
