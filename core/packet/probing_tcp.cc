@@ -303,9 +303,9 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     void ReceivedAck(Ptr<Packet> p, const TcpHeader &h) override
     {
         if (p->GetSize() == 0) trace_ack();
-        ack_rtt = opt.ack_rtt || opt.reo_window ? rtt_of(h) : Time(-1);
-        if (ack_rtt.IsPositive() && (min_rtt.IsNegative() || ack_rtt < min_rtt)) min_rtt = ack_rtt;
-        if (!opt.ack_rtt) ack_rtt = Time(-1);
+        const Time rtt = opt.ack_rtt || opt.reo_window ? rtt_of(h) : Time(-1);
+        if (rtt.IsPositive() && (min_rtt.IsNegative() || rtt < min_rtt)) min_rtt = rtt;
+        ack_rtt = opt.ack_rtt ? rtt : Time(-1);
         rack_before = delivered_sent;
         const uint32_t sacked = note_acknowledged(h.GetAckNumber());
         const SequenceNumber32 una = m_txBuffer->HeadSequence();
@@ -357,7 +357,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         }
         if (m_rtt->GetEstimate().IsZero()) return;
         const int64_t rto = (m_rtt->GetEstimate() + Max(m_rtt->GetVariation() * 4, m_minRto)).GetNanoSeconds();
-        m_rto = NanoSeconds((rto + LINUX_TICK_NS - 1) / LINUX_TICK_NS * LINUX_TICK_NS);
+        m_rto = NanoSeconds(linux_ticks(rto) * LINUX_TICK_NS);
         if (acked && m_retxEvent.IsRunning()) restart_rto();   /* tcp_rearm_rto, where NewAck armed ns-3's */
     }
     /* Linux's tcp_enter_loss sets the slow-start threshold again only from
@@ -775,6 +775,16 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
      * before one since delivered is lost; a retransmission (lost_retransmits)
      * in a fast recovery or after a timeout, a first transmission
      * (rack_recovery) in a fast recovery (after a timeout all are). */
+    /* f(item) for each segment not SACKed that went before the latest one
+     * delivered: those RACK may find lost */
+    template <typename F> void for_each_sent_before_delivered(F f)
+    {
+        SequenceNumber32 end = m_txBuffer->HeadSequence();
+        for (TcpTxItem *item : sent_list(*m_txBuffer)) {
+            end += item->GetSeqSize();
+            if (!item->IsSacked() && sent_after(delivered_sent, delivered_end, item->GetLastSent(), end)) f(item);
+        }
+    }
     /* marks what RACK finds lost on this ACK; whether it found any */
     bool mark_rack_lost()
     {
@@ -782,19 +792,15 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         if (!(opt.lost_retransmits || opt.rack_recovery) ||
             (state != TcpSocketState::CA_RECOVERY && state != TcpSocketState::CA_LOSS)) return false;
         note_sacked();
-        const std::list<TcpTxItem *> &sent = sent_list(*m_txBuffer);
         uint64_t again = 0, first = 0;
         const bool firsts = opt.rack_recovery && state == TcpSocketState::CA_RECOVERY;
-        SequenceNumber32 end = m_txBuffer->HeadSequence();
-        for (TcpTxItem *item : sent) {
-            end += item->GetSeqSize();
-            if (item->IsSacked() || !sent_after(delivered_sent, delivered_end, item->GetLastSent(), end)) continue;
+        for_each_sent_before_delivered([&](TcpTxItem *item) {
             if (item->m_retrans && opt.lost_retransmits) again++;
             else if (!item->m_retrans && firsts && !(item->*member(ItemLost()))) first++;
-            else continue;
+            else return;
             g_rack_ties += item->GetLastSent() == delivered_sent;
             mark_lost(*m_txBuffer, item);
-        }
+        });
         g_lost_retransmits += again;
         g_rack_lost += first;
         return again || first;
@@ -808,21 +814,14 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     EventId reo_timer;
     Time rack_before;             /* RACK's clock before the ACK in hand */
     Time min_rtt = Seconds(-1);   /* the least of the ACKs' own round trips (ns-3's m_minRtt counts timestamps' whole ms) */
-    /* f(item) for each segment neither SACKed nor marked lost that went
-     * before the latest one delivered */
-    template <typename F> void for_each_hole(F f)
+    bool before_recovery() const
     {
-        SequenceNumber32 end = m_txBuffer->HeadSequence();
-        for (TcpTxItem *item : sent_list(*m_txBuffer)) {
-            end += item->GetSeqSize();
-            if (!item->IsSacked() && !(item->*member(ItemLost())) &&
-                sent_after(delivered_sent, delivered_end, item->GetLastSent(), end)) f(item);
-        }
+        const auto state = m_tcb->m_congState.Get();
+        return state == TcpSocketState::CA_OPEN || state == TcpSocketState::CA_DISORDER;
     }
     void reo_check()
     {
-        const auto state = m_tcb->m_congState.Get();
-        if ((state != TcpSocketState::CA_OPEN && state != TcpSocketState::CA_DISORDER) || m_txBuffer->GetSacked() == 0) {
+        if (!before_recovery() || m_txBuffer->GetSacked() == 0) {
             reo_timer.Cancel();
             return;
         }
@@ -830,7 +829,8 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         const Time window = min_rtt.IsPositive() ? std::min(min_rtt / 4, m_rtt->GetEstimate()) : Time(0);
         Time wait = Seconds(-1);
         bool lost = false;
-        for_each_hole([&](TcpTxItem *item) {
+        for_each_sent_before_delivered([&](TcpTxItem *item) {
+            if (item->*member(ItemLost())) return;
             const Time remaining = window - (delivered_sent - item->GetLastSent());
             if (remaining <= Time(0)) {
                 mark_lost(*m_txBuffer, item);
@@ -843,17 +843,17 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         if (wait.IsNegative() || (delivered_sent == rack_before && reo_timer.IsRunning())) return;
         /* expires at jiffies + usecs_to_jiffies(wait) + 2, on the tick */
         const int64_t now = Simulator::Now().GetNanoSeconds();
-        const int64_t ticks = (wait.GetNanoSeconds() + LINUX_TICK_NS - 1) / LINUX_TICK_NS + 2;
+        const int64_t ticks = linux_ticks(wait.GetNanoSeconds()) + 2;
         reo_timer.Cancel();
         reo_timer = Simulator::Schedule(NanoSeconds((now / LINUX_TICK_NS + ticks) * LINUX_TICK_NS - now),
                                         &ProbingTcp::reo_timeout, this);
     }
     void reo_timeout()
     {
-        const auto state = m_tcb->m_congState.Get();
-        if (state != TcpSocketState::CA_OPEN && state != TcpSocketState::CA_DISORDER) return;
+        if (!before_recovery()) return;
         bool lost = false;
-        for_each_hole([&](TcpTxItem *item) {
+        for_each_sent_before_delivered([&](TcpTxItem *item) {
+            if (item->*member(ItemLost())) return;
             mark_lost(*m_txBuffer, item);
             lost = true;
         });
@@ -861,10 +861,10 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         g_reo_timeouts++;
         reo_recover();
     }
-    void reo_recover()
+    void reo_recover()   /* from the open or disorder state */
     {
         reo_timer.Cancel();
-        if (m_tcb->m_congState.Get() != TcpSocketState::CA_RECOVERY) EnterRecovery(0);
+        EnterRecovery(0);
         SendPendingData(true);
         arm();
         trace_state();

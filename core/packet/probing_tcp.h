@@ -141,6 +141,8 @@ constexpr int64_t LINUX_COMP_SACK_DELAY_NS = 1000000;
 constexpr uint32_t LINUX_FASTRETRANS_THRESH = 3;
 /* A jiffy of the emulated cluster's kernel (HZ 250), in which Linux counts its RTO */
 constexpr int64_t LINUX_TICK_NS = 4000000;
+/* whole ticks in `ns`, rounded up (usecs_to_jiffies) */
+constexpr int64_t linux_ticks(int64_t ns) { return (ns + LINUX_TICK_NS - 1) / LINUX_TICK_NS; }
 /* A connected-socket factory for a node: the subclass below, with the
  * node's TCP defaults (congestion control, recovery, RTT estimator). */
 ns3::Ptr<ns3::Socket> probing_tcp_socket(ns3::Ptr<ns3::Node> node, const probing_tcp_options &o);
