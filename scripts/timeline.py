@@ -306,6 +306,7 @@ AS_SIMULATOR = {
     "tcp_recoveries": "TcpExtTCPSackRecovery",
     "tcp_loss_probes": "TcpExtTCPLossProbes",
     "tcp_lost_retransmits": "TcpExtTCPLostRetransmit",
+    "tcp_sack_reorder": "TcpExtTCPSACKReorder",
     "retransmitted_segments": "TcpRetransSegs",
     "tcp_hystart_train": "TcpExtTCPHystartTrainDetect",
     "tcp_hystart_train_cwnd": "TcpExtTCPHystartTrainCwnd",
@@ -502,7 +503,7 @@ def tcp_summary(calls: list[float], conns: dict, bin_s: float, mss: int) -> dict
         return i if i >= 0 and t < ends[i] else None
     loss_from, loss_bins, lasted, strides = collections.Counter(), collections.Counter(), [], collections.Counter()
     resends, first_cwnd, first_ssthresh, windows, peaks, gaps = 0, [], [], [], [], []
-    lost, again, traced_losses = 0, 0, False
+    lost, again, needless, traced_losses = 0, 0, 0, False
     for evs in conns.values():
         state, entered, una, peak, last = "open", None, None, {}, None
         for ev in evs:
@@ -540,11 +541,13 @@ def tcp_summary(calls: list[float], conns: dict, bin_s: float, mss: int) -> dict
         lost_data, lost_again = again_lost(evs, call_of)
         lost += lost_data
         again += lost_again
+        needless += needless_resends(evs, call_of)
     n = len(calls)
     return {"calls": n, "loss": sum(loss_from.values()) / n, "loss_from": {k: v / n for k, v in loss_from.items()},
             "loss_bins": {b: v / n for b, v in loss_bins.items()}, "lasted": lasted, "resends": resends / n,
             "strides": strides, "first_cwnd": first_cwnd, "first_ssthresh": first_ssthresh, "windows": windows,
-            "peaks": peaks, "gaps": gaps, "lost": lost, "again": again, "traced_losses": traced_losses}
+            "peaks": peaks, "gaps": gaps, "lost": lost, "again": again, "needless": needless,
+            "traced_losses": traced_losses}
 
 
 def again_lost(evs: list[tuple], call_of) -> tuple[int, int]:
@@ -561,6 +564,24 @@ def again_lost(evs: list[tuple], call_of) -> tuple[int, int]:
         sent = next((r[0] for r in resends if r[0] > t and (seq - r[2]) % (1 << 32) < r[3]), None)
         again += sent is not None and any(u[0] > sent and u[3] == seq for u in losses)
     return lost, again
+
+
+def needless_resends(evs: list[tuple], call_of) -> int:
+    """A connection's resends in a timed call of a segment whose copy sent
+    before was neither lost (no lost line for it since) nor given up by a
+    timeout: on a path that keeps a flow's order, RACK found it lost wrongly
+    (or a SACK came for an older copy)"""
+    out, n = {}, 0   # a resend still on its way: where it starts -> its bytes
+    for ev in evs:
+        if ev[1] == "resend" and len(ev) == 4:
+            n += ev[2] in out and call_of(ev[0]) is not None
+            out[ev[2]] = ev[3]
+        elif ev[1] == "lost":   # a copy covering the segment lost
+            for seq in [q for q, size in out.items() if (ev[3] - q) % (1 << 32) < size]:
+                del out[seq]
+        elif ev[1] == "state" and ev[2] == "loss":
+            out.clear()
+    return n
 
 
 def tcp_compare(a: Path, b: Path, bin_ms: float, mss: int) -> None:
@@ -593,6 +614,10 @@ def tcp_compare(a: Path, b: Path, bin_ms: float, mss: int) -> None:
         return f"{100 * s['again'] / s['lost']:.1f} %" if s["traced_losses"] and s["lost"] else "-"
     row("data segments lost", lost(sa), lost(sb))
     row("  resent and lost again", again(sa), again(sb))
+
+    def needless(s):
+        return f"{s['needless'] / s['calls']:.1f}" if s["traced_losses"] else "-"
+    row("resent again, the last copy not lost", needless(sa), needless(sb))
     row("ACKs reaching senders", f"{sum(sa['strides'].values()) / sa['calls']:.0f}",
         f"{sum(sb['strides'].values()) / sb['calls']:.0f}")
     for k in range(1, 6):

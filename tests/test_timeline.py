@@ -189,6 +189,27 @@ def test_tcp_counts_segments_lost_and_resends_lost_again(tmp_path):
     assert rows["resends"] == ["2", "2"]
 
 
+def test_tcp_counts_resends_whose_last_copy_was_not_lost(tmp_path):
+    """A resend of a segment whose copy sent before was neither lost (no
+    lost line covering it since) nor given up by a timeout (the loss state)
+    is one an in-order path did not call for; in timed calls only."""
+    c = "10.0.0.1:49153->10.0.0.2:5000"
+    a = tcp_trace(tmp_path / "a.trace", [
+        "0.0 call 0 65536 untimed", f"0.01 tcp {c} resend 1 1448", f"0.02 tcp {c} resend 1 1448",   # untimed
+        "1.0 call 1 65536 timed",
+        f"1.01 tcp {c} resend 1449 2896", f"1.02 tcp {c} lost s0->s1 2897 1448",
+        f"1.03 tcp {c} resend 1449 1448",                           # its last copy was lost: needed
+        f"1.04 tcp {c} resend 1449 1448",                           # the one before still on its way
+        f"1.05 tcp {c} resend 5793 1448", f"1.06 tcp {c} state loss",
+        f"1.07 tcp {c} resend 5793 1448",                           # after a timeout: needed
+    ])
+    s = timeline.tcp_summary(*timeline.read_tcp(a), 0.1, 1448)
+    assert s["needless"] == 1
+    out = subprocess.run([sys.executable, str(SCRIPTS / "timeline.py"), "tcp", str(a), str(a)], capture_output=True, text=True)
+    rows = {l[:42].strip(): l[42:].split() for l in out.stdout.splitlines()[2:]}
+    assert rows["resent again, the last copy not lost"] == ["1.0", "1.0"]
+
+
 def test_tcp_refuses_what_it_cannot_read(tmp_path):
     def run(*args):
         return subprocess.run([sys.executable, str(SCRIPTS / "timeline.py"), "tcp", *map(str, args)],

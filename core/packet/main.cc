@@ -129,9 +129,10 @@ const char *HELP =
     "  --rack-recovery on|off  in a fast recovery, a segment is lost once one sent after it is acknowledged\n"
     "                       or SACKed (Linux's RACK), so a lost tail goes again at once; off: ns-3's, only\n"
     "                       segments below a SACKed one, the rest a partial ACK at a time [on]\n"
-    "  --rack-ties on|off   RACK takes segments sent at one instant as sent in sequence order, so a lost\n"
-    "                       retransmission sent with a segment that arrived goes again (Linux's\n"
-    "                       tcp_skb_sent_after); off: only one sent strictly earlier is lost [off]\n"
+    "  --rack-ties on|off   RACK orders segments sent at one instant as they went (Linux's\n"
+    "                       tcp_skb_sent_after, by sequence within a transmit loop), so a lost\n"
+    "                       retransmission sent with a segment that arrived goes again; off: only one\n"
+    "                       sent strictly earlier is lost [off]\n"
     "  --reo-window on|off  before a recovery, RACK's reordering window as Linux's: below three\n"
     "                       segments SACKed, a hole sent less than a quarter of the least RTT before the\n"
     "                       latest segment SACKed (one send's segments share a stamp) waits for the third\n"
@@ -726,14 +727,14 @@ int main(int argc, char **argv)
         const probing_tcp_hystart hy = probing_tcp_hystart_counts();
         printf("], \"bottleneck_load\": %.0f, \"checked\": %s, \"bad_bytes\": %lld, \"drops_switch\": %llu, "
                "\"drops_host\": %llu, \"drops_device\": %llu, \"messages\": %llu, \"fragments\": %llu, \"rendezvous\": %llu, "
-               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_rack_ties\": %llu, \"tcp_reo_timeouts\": %llu, \"tcp_counted_before\": %llu, \"tcp_hystart_exits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"tcp_repeat_timeouts\": %llu, \"tcp_acks_compressed\": %llu, \"tcp_acks_at_read\": %llu, \"reads_waited\": %llu, \"reads_late\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
+               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_rack_ties\": %llu, \"tcp_reo_timeouts\": %llu, \"tcp_sack_reorder\": %llu, \"tcp_counted_before\": %llu, \"tcp_hystart_exits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"tcp_repeat_timeouts\": %llu, \"tcp_acks_compressed\": %llu, \"tcp_acks_at_read\": %llu, \"reads_waited\": %llu, \"reads_late\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
                "\"max_rss_mib\": %.1f, \"rendezvous_protocol\": \"%s\", \"connect\": \"%s\", \"connections_before\": %zu, "
                "\"connections_at_first_message\": %zu, \"skew\": %.9g, \"seed\": %llu, ",
                bound, check ? "true" : "false", bad_bytes[b], (unsigned long long)net.drops_switch,
                (unsigned long long)net.drops_host, (unsigned long long)net.drops_device, (unsigned long long)ss.messages, (unsigned long long)ss.fragments,
                (unsigned long long)ss.rendezvous, (unsigned long long)ss.wire_bytes, (unsigned long long)ss.timeouts, (unsigned long long)ss.recoveries,
                (unsigned long long)probing_tcp_probes(), (unsigned long long)probing_tcp_lost_retransmits(),
-               (unsigned long long)probing_tcp_rack_lost(), (unsigned long long)probing_tcp_rack_ties(), (unsigned long long)probing_tcp_reo_timeouts(), (unsigned long long)probing_tcp_counted_before(),
+               (unsigned long long)probing_tcp_rack_lost(), (unsigned long long)probing_tcp_rack_ties(), (unsigned long long)probing_tcp_reo_timeouts(), (unsigned long long)probing_tcp_sack_reorder(), (unsigned long long)probing_tcp_counted_before(),
                (unsigned long long)hy.exits, (unsigned long long)ss.recovery_timeouts, ss.recovery_s,
                (unsigned long long)probing_tcp_floor_timeouts(), (unsigned long long)probing_tcp_repeat_timeouts(), (unsigned long long)probing_tcp_acks_compressed(), (unsigned long long)probing_tcp_acks_at_read(),
                (unsigned long long)ss.reads_waited, (unsigned long long)ss.reads_late, connect_s, connect_drops, pl.native_choice,

@@ -25,9 +25,9 @@
  * unSACKed segment last sent before that goes again as the window allows
  * (the emulated cluster's counters and the simulator's:
  * docs/results/2026-11-26-packet-validation.md).  Segments sent in one
- * instant are ordered by sequence, as Linux's tcp_skb_sent_after orders
- * them (rack_ties).  A departure: Linux moves that clock only for segments
- * newly SACKed or acknowledged, and not for a resent one delivered sooner
+ * instant are ordered as they went, as Linux's tcp_skb_sent_after orders
+ * them by sequence within a transmit loop (rack_ties).  A departure: Linux
+ * moves that clock only for segments newly SACKed or acknowledged, and not for a resent one delivered sooner
  * than the least RTT after its resend (tcp_rack_advance); here every ACK
  * takes every segment SACKed so far.  Modelled, it skipped 5 SACKs in 6
  * jobs and moved nothing beyond a run's noise
@@ -63,16 +63,18 @@
 
 #include <algorithm>
 #include <list>
+#include <map>
 #include <sstream>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 using namespace ns3;
 
 namespace {
 
 uint64_t g_probes = 0, g_lost_retransmits = 0, g_rack_lost = 0, g_rack_ties = 0, g_floor_timeouts = 0, g_counted_before = 0, g_repeat_timeouts = 0, g_acks_compressed = 0,
-         g_acks_at_read = 0, g_reo_timeouts = 0;
+         g_acks_at_read = 0, g_reo_timeouts = 0, g_sack_reorder = 0;
 probing_tcp_hystart g_hystart;   /* HyStart's exits, and by kind as the kernel counts them */
 small_queue_owner *g_sender = nullptr;   /* the socket whose data segment is on its way down the stack */
 
@@ -229,7 +231,8 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         const bool again = seq < m_tcb->m_highTxMark.Get();
         uint32_t n = TcpSocketBase::SendDataPacket(seq, maxSize, withAck);
         if (n > 0 && gso_left > 0) gso_left--;
-        if (n > 0 && again) trace_resend(seq, n);
+        if (n > 0 && again) note_resend(seq, n);
+        if (n > 0 && opt.rack_ties) note_send(seq);
         /* ns-3 keeps the pipe (m_bytesInFlight) as it stood before this
          * segment, and SendPendingData's next CA_EVENT_TX_START test reads
          * that: where arm() did not read it again (outside the open state,
@@ -307,6 +310,8 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         if (rtt.IsPositive() && (min_rtt.IsNegative() || rtt < min_rtt)) min_rtt = rtt;
         ack_rtt = opt.ack_rtt ? rtt : Time(-1);
         rack_before = delivered_sent;
+        forget_below(m_txBuffer->HeadSequence());
+        note_reordering(h);
         const uint32_t sacked = note_acknowledged(h.GetAckNumber());
         const SequenceNumber32 una = m_txBuffer->HeadSequence();
         const uint32_t sacked_bytes = m_txBuffer->GetSacked();
@@ -710,9 +715,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     Time rtt_of(const TcpHeader &h)
     {
         const SequenceNumber32 ack = h.GetAckNumber();
-        TcpOptionSack::SackList blocks;
-        if (h.HasOption(TcpOption::SACK))
-            blocks = DynamicCast<const TcpOptionSack>(h.GetOption(TcpOption::SACK))->GetSackList();
+        const TcpOptionSack::SackList blocks = sack_blocks(h);
         Time acked = Time(-1), sacked = Time(-1);
         bool retransmitted = false;
         SequenceNumber32 seq = m_txBuffer->HeadSequence();
@@ -722,34 +725,119 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
             if (end <= ack) {
                 if (again) retransmitted = true;
                 else if (!item->IsSacked()) acked = std::max(acked, item->GetLastSent());
-            } else if (!item->IsSacked() && !again) {
-                for (const auto &b : blocks)
-                    if (b.first <= seq && end <= b.second) sacked = std::max(sacked, item->GetLastSent());
+            } else if (!item->IsSacked() && !again && in_blocks(blocks, seq, end)) {
+                sacked = std::max(sacked, item->GetLastSent());
             }
             seq = end;
         }
         const Time sent = sacked.IsPositive() ? sacked : retransmitted ? Time(-1) : acked;
         return sent.IsPositive() ? Simulator::Now() - sent : Time(-1);
     }
-    Time delivered_sent = Seconds(-1);   /* RACK's clock: the latest send time of a segment delivered, */
-    SequenceNumber32 delivered_end;      /* and that segment's end (rack_ties) */
-    /* whether a segment sent at `t` ending at `end` went after one sent at
-     * `t0` ending at `end0`: Linux's tcp_skb_sent_after (rack_ties), else
-     * strictly later */
-    bool sent_after(Time t, SequenceNumber32 end, Time t0, SequenceNumber32 end0) const
+    static TcpOptionSack::SackList sack_blocks(const TcpHeader &h)
     {
-        return t > t0 || (opt.rack_ties && t == t0 && end > end0);
+        if (!h.HasOption(TcpOption::SACK)) return {};
+        return DynamicCast<const TcpOptionSack>(h.GetOption(TcpOption::SACK))->GetSackList();
     }
-    void note_delivered(Time sent, SequenceNumber32 end)
+    static bool in_blocks(const TcpOptionSack::SackList &blocks, SequenceNumber32 seq, SequenceNumber32 end)
     {
-        if (sent_after(sent, end, delivered_sent, delivered_end)) delivered_sent = sent, delivered_end = end;
+        for (const auto &b : blocks)
+            if (b.first <= seq && end <= b.second) return true;
+        return false;
+    }
+
+    /* Segments ever sent again (Linux's sticky TCPCB_RETRANS; ns-3 clears
+     * m_retrans at a timeout and mark_lost clears it), as ranges above the
+     * first unacknowledged byte */
+    std::vector<std::pair<SequenceNumber32, SequenceNumber32>> resent;
+    void note_resend(SequenceNumber32 seq, uint32_t bytes)
+    {
+        trace_resend(seq, bytes);
+        resent.emplace_back(seq, seq + bytes);
+    }
+    /* what those records hold below `head`, acknowledged before: gone (the
+     * send order's keys are the stream's first 4 GiB, ns-3's first sequence
+     * number being 0) */
+    void forget_below(SequenceNumber32 head)
+    {
+        resent.erase(std::remove_if(resent.begin(), resent.end(), [&](const auto &r) { return r.second <= head; }), resent.end());
+        send_order.erase(send_order.begin(), send_order.lower_bound(head.GetValue()));
+    }
+    bool ever_resent(SequenceNumber32 seq, SequenceNumber32 end) const
+    {
+        for (const auto &r : resent)
+            if (r.first < end && seq < r.second) return true;
+        return false;
+    }
+
+    /* Reordering as Linux infers it (tcp_sacktag_one, tcp_clean_rtx_queue,
+     * tcp_check_sack_reordering), counted: an ACK that newly SACKs or
+     * acknowledges a segment never sent again that starts below the highest
+     * SACKed one.  The tree keeps each flow in order, so only a SACK come
+     * late (an ACK carries three blocks) could count; the emulated cluster
+     * reorders, and its kernel then keeps RACK's reordering window for the
+     * connection's life, which is not modelled
+     * (docs/results/2026-12-05-packet-reordering.md). */
+    void note_reordering(const TcpHeader &h)
+    {
+        const SequenceNumber32 head = m_txBuffer->HeadSequence(), ack = h.GetAckNumber();
+        if (m_txBuffer->GetSacked() == 0) return;
+        SequenceNumber32 seq = head, fack = head;   /* tcp_highest_sack_seq: where the highest SACKed segment starts */
+        for (TcpTxItem *item : sent_list(*m_txBuffer)) {
+            if (item->IsSacked()) fack = seq;
+            seq += item->GetSeqSize();
+        }
+        const TcpOptionSack::SackList blocks = sack_blocks(h);
+        seq = head;
+        for (TcpTxItem *item : sent_list(*m_txBuffer)) {
+            const SequenceNumber32 end = seq + item->GetSeqSize();
+            if (seq >= fack) break;
+            if (!item->IsSacked() && (end <= ack || in_blocks(blocks, seq, end)) && !ever_resent(seq, end)) {
+                g_sack_reorder++;
+                return;
+            }
+            seq = end;
+        }
+    }
+
+    Time delivered_sent = Seconds(-1);   /* RACK's clock: the latest send time of a segment delivered, */
+    uint64_t delivered_order = 0;        /* and that send's place in the connection's sends (rack_ties) */
+    /* Each send's place in the connection's sends, by where the segment
+     * starts (its last send), above the first unacknowledged byte: RACK's
+     * ties (rack_ties) are ordered by it.  Linux orders segments stamped
+     * alike by sequence (tcp_skb_sent_after), which within one of its
+     * transmit loops is the order they went (resends first, in sequence,
+     * then new data).  This simulator's instants also join sends that
+     * Linux stamps apart: the new data a duplicate ACK sends (limited
+     * transmit) and the resend the next ACK of the same instant starts a
+     * recovery with, which by sequence would be taken as sent after that
+     * data and found lost as soon as the data is SACKed. */
+    std::map<uint32_t, uint64_t> send_order;
+    uint64_t sends = 0;
+    void note_send(SequenceNumber32 seq) { send_order[seq.GetValue()] = ++sends; }
+    uint64_t order_of(SequenceNumber32 seq) const
+    {
+        const auto it = send_order.find(seq.GetValue());
+        return it == send_order.end() ? 0 : it->second;
+    }
+    /* whether a segment sent at `t` (its send's place `order`) went after
+     * one sent at `t0` (`order0`): Linux's tcp_skb_sent_after (rack_ties),
+     * else strictly later */
+    bool sent_after(Time t, uint64_t order, Time t0, uint64_t order0) const
+    {
+        return t > t0 || (opt.rack_ties && t == t0 && order > order0);
+    }
+    void note_delivered(TcpTxItem *item, SequenceNumber32 start)
+    {
+        const uint64_t order = opt.rack_ties ? order_of(start) : 0;
+        if (sent_after(item->GetLastSent(), order, delivered_sent, delivered_order))
+            delivered_sent = item->GetLastSent(), delivered_order = order;
     }
     void note_sacked()
     {
-        SequenceNumber32 end = m_txBuffer->HeadSequence();
+        SequenceNumber32 seq = m_txBuffer->HeadSequence();
         for (TcpTxItem *item : sent_list(*m_txBuffer)) {
-            end += item->GetSeqSize();
-            if (item->IsSacked()) note_delivered(item->GetLastSent(), end);
+            if (item->IsSacked()) note_delivered(item, seq);
+            seq += item->GetSeqSize();
         }
     }
     uint32_t sacked_below = 0;           /* segments the ACK in hand acknowledges that were SACKed before */
@@ -763,9 +851,10 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         uint32_t sacked = 0;
         SequenceNumber32 seq = m_txBuffer->HeadSequence();
         for (TcpTxItem *item : sent_list(*m_txBuffer)) {
+            const SequenceNumber32 start = seq;
             seq += item->GetSeqSize();
             if (seq > ack) break;
-            note_delivered(item->GetLastSent(), seq);
+            note_delivered(item, start);
             if (item->IsSacked()) sacked += (item->GetSeqSize() + mss - 1) / mss;
         }
         return sacked;
@@ -779,10 +868,12 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
      * delivered: those RACK may find lost */
     template <typename F> void for_each_sent_before_delivered(F f)
     {
-        SequenceNumber32 end = m_txBuffer->HeadSequence();
+        SequenceNumber32 seq = m_txBuffer->HeadSequence();
         for (TcpTxItem *item : sent_list(*m_txBuffer)) {
-            end += item->GetSeqSize();
-            if (!item->IsSacked() && sent_after(delivered_sent, delivered_end, item->GetLastSent(), end)) f(item);
+            if (!item->IsSacked() &&
+                sent_after(delivered_sent, delivered_order, item->GetLastSent(), opt.rack_ties ? order_of(seq) : 0))
+                f(item);
+            seq += item->GetSeqSize();
         }
     }
     /* marks what RACK finds lost on this ACK; whether it found any */
@@ -983,7 +1074,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         const uint32_t mss = m_tcb->m_segmentSize;
         SequenceNumber32 next = m_tcb->m_nextTxSequence;
         if (m_txBuffer->SizeFromSequence(next) > 0) {
-            TcpSocketBase::SendDataPacket(next, mss, true);
+            if (TcpSocketBase::SendDataPacket(next, mss, true) > 0 && opt.rack_ties) note_send(next);
             m_tcb->m_nextTxSequence += std::min(mss, m_txBuffer->SizeFromSequence(next));
         } else if (last_len > 0 && last_seq >= m_txBuffer->HeadSequence()) {
             /* the last segment again, on the boundaries it was sent with
@@ -992,7 +1083,8 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
              * never sent again; the first unacknowledged segment instead
              * drew duplicate ACKs that started needless recoveries) */
             TcpSocketBase::SendDataPacket(last_seq, last_len, true);
-            trace_resend(last_seq, last_len);
+            note_resend(last_seq, last_len);
+            if (opt.rack_ties) note_send(last_seq);
         } else {
             return;   /* nothing to send: the RTO stays */
         }
@@ -1057,6 +1149,7 @@ uint64_t probing_tcp_lost_retransmits() { return g_lost_retransmits; }
 uint64_t probing_tcp_rack_lost() { return g_rack_lost; }
 uint64_t probing_tcp_rack_ties() { return g_rack_ties; }
 uint64_t probing_tcp_reo_timeouts() { return g_reo_timeouts; }
+uint64_t probing_tcp_sack_reorder() { return g_sack_reorder; }
 uint64_t probing_tcp_counted_before() { return g_counted_before; }
 probing_tcp_hystart probing_tcp_hystart_counts() { return g_hystart; }
 uint64_t probing_tcp_floor_timeouts() { return g_floor_timeouts; }
@@ -1065,6 +1158,6 @@ uint64_t probing_tcp_acks_compressed() { return g_acks_compressed; }
 uint64_t probing_tcp_acks_at_read() { return g_acks_at_read; }
 void probing_tcp_reset()
 {
-    g_probes = g_lost_retransmits = g_rack_lost = g_rack_ties = g_floor_timeouts = g_counted_before = g_repeat_timeouts = g_acks_compressed = g_acks_at_read = g_reo_timeouts = 0;
+    g_probes = g_lost_retransmits = g_rack_lost = g_rack_ties = g_floor_timeouts = g_counted_before = g_repeat_timeouts = g_acks_compressed = g_acks_at_read = g_reo_timeouts = g_sack_reorder = 0;
     g_hystart = {};
 }

@@ -17,8 +17,9 @@ struct probing_tcp_options {
     bool lost_retransmits = true;   /* RACK finds a lost retransmission */
     bool rack_recovery = true;      /* and, in a fast recovery, a lost first transmission (probing_tcp.cc) */
     /* RACK's clock orders segments sent at one instant (one transmit loop
-     * stamps them alike, in the kernel as here) by sequence, the later
-     * sequence taken as sent later (tcp_skb_sent_after); off: only a segment
+     * stamps them alike, in the kernel as here) as they went: Linux by
+     * sequence (tcp_skb_sent_after), its order within a loop; here by the
+     * order of sending (probing_tcp.cc says why); off: only a segment
      * sent strictly earlier than one delivered is lost, so a lost
      * retransmission sent with a segment that arrived waits for the timeout.
      * Linux's, yet off by default: on, a third of the timeouts go, but the
@@ -34,9 +35,10 @@ struct probing_tcp_options {
      * (usecs_to_jiffies + TCP_TIMEOUT_MIN: 8-12 ms at HZ 250), or at the
      * third segment SACKed.  Off: the first SACK above a hole starts the
      * recovery (ns-3's duplicate-ACK threshold at 1).  Linux's, yet off by
-     * default: the validation grid moves away (59 of 64 against 62, with
+     * default: the validation grid moves away (58 of 64 against 62, with
      * GSO packets and RACK's ties; worse without them), its timer slowing
-     * short calls (docs/results/2026-12-04-packet-late-recoveries.md). */
+     * short calls (docs/results/2026-12-04-packet-late-recoveries.md,
+     * docs/results/2026-12-05-packet-reordering.md). */
     bool reo_window = false;
     bool sndbuf_auto = true;        /* the send buffer grows with the window */
     bool small_queues = true;       /* TCP small queues: below */
@@ -201,6 +203,7 @@ std::string probing_tcp_conn_name(ns3::Ipv4Address local, uint16_t local_port, n
 uint64_t probing_tcp_probes();   /* probes sent, all sockets, since the last reset */
 uint64_t probing_tcp_lost_retransmits();   /* lost retransmissions found and sent again, likewise */
 uint64_t probing_tcp_rack_lost();   /* first transmissions RACK found lost in a fast recovery, likewise */
+uint64_t probing_tcp_sack_reorder();   /* ACKs from which Linux would infer reordering (its TCPSACKReorder) */
 uint64_t probing_tcp_reo_timeouts();   /* recoveries the reordering timer started (reo_window) */
 uint64_t probing_tcp_rack_ties();   /* of the segments RACK found lost, those sent in the instant of the one delivered (rack_ties) */
 /* slow starts Linux's HyStart ended, likewise; and as the kernel counts

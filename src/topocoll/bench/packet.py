@@ -73,7 +73,7 @@ def describe_model(m: dict) -> str:
     flags = [("loss_probes", "tail loss probes", "no tail loss probe"),
              ("lost_retransmits", "RACK's lost retransmissions", "lost retransmissions left to the timeout"),
              ("rack_recovery", "RACK in fast recovery", "ns-3's fast recovery"),
-             ("rack_ties", "RACK's ties by sequence", None),
+             ("rack_ties", "RACK's ties in the order sent", None),
              ("reo_window", "RACK's reordering window before a recovery", None),
              ("count_delivered", "the window grown by what an ACK delivers", None),
              ("linux_hystart", "Linux's HyStart", "ns-3's HyStart"),
