@@ -23,8 +23,9 @@ cluster's kernel beside the packet simulator.
         window in a call, the window at every ACK, and the ACKs that came
         2 ms or more after the connection's last (HyStart's ACK train ends
         there); from traces with lost lines (the simulator's, record
-        --segments) the data segments queues dropped and how many of their
-        resends were dropped again
+        --segments) the data segments queues dropped, how many of their
+        resends were dropped again, and the resends of a segment whose last
+        copy was neither dropped nor given up by a timeout
   timeline.py compare A B [--bin MS]
         per timed call, side by side: drops, timeouts and repeated timeouts
         (a connection's backed-off RTO) in bins of MS milliseconds from the
