@@ -551,6 +551,11 @@ def tcp_summary(calls: list[float], conns: dict, bin_s: float, mss: int) -> dict
             "traced_losses": traced_losses}
 
 
+def covers(start: int, size: int, seq: int) -> bool:
+    """Whether `size` bytes from `start` hold sequence number `seq` (mod 2^32)"""
+    return (seq - start) % (1 << 32) < size
+
+
 def again_lost(evs: list[tuple], call_of) -> tuple[int, int]:
     """A connection's data segments lost in a timed call (lost lines with
     bytes), and how many of them, resent (a resend line covering the
@@ -562,7 +567,7 @@ def again_lost(evs: list[tuple], call_of) -> tuple[int, int]:
         if call_of(t) is None:
             continue
         lost += 1
-        sent = next((r[0] for r in resends if r[0] > t and (seq - r[2]) % (1 << 32) < r[3]), None)
+        sent = next((r[0] for r in resends if r[0] > t and covers(r[2], r[3], seq)), None)
         again += sent is not None and any(u[0] > sent and u[3] == seq for u in losses)
     return lost, again
 
@@ -578,7 +583,7 @@ def needless_resends(evs: list[tuple], call_of) -> int:
             n += ev[2] in out and call_of(ev[0]) is not None
             out[ev[2]] = ev[3]
         elif ev[1] == "lost":   # a copy covering the segment lost
-            for seq in [q for q, size in out.items() if (ev[3] - q) % (1 << 32) < size]:
+            for seq in [q for q, size in out.items() if covers(q, size, ev[3])]:
                 del out[seq]
         elif ev[1] == "state" and ev[2] == "loss":
             out.clear()

@@ -27,8 +27,9 @@
  * docs/results/2026-11-26-packet-validation.md).  Segments sent in one
  * instant are ordered as they went, as Linux's tcp_skb_sent_after orders
  * them by sequence within a transmit loop (rack_ties).  A departure: Linux
- * moves that clock only for segments newly SACKed or acknowledged, and not for a resent one delivered sooner
- * than the least RTT after its resend (tcp_rack_advance); here every ACK
+ * moves that clock only for segments newly SACKed or acknowledged, and not
+ * for a resent one delivered sooner than the least RTT after its resend
+ * (tcp_rack_advance); here every ACK
  * takes every segment SACKed so far.  Modelled, it skipped 5 SACKs in 6
  * jobs and moved nothing beyond a run's noise
  * (docs/results/2026-12-02-packet-retransmits-lost-again.md).
@@ -231,8 +232,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         const bool again = seq < m_tcb->m_highTxMark.Get();
         uint32_t n = TcpSocketBase::SendDataPacket(seq, maxSize, withAck);
         if (n > 0 && gso_left > 0) gso_left--;
-        if (n > 0 && again) note_resend(seq, n);
-        if (n > 0 && opt.rack_ties) note_send(seq);
+        note_sent(seq, n, again);
         /* ns-3 keeps the pipe (m_bytesInFlight) as it stood before this
          * segment, and SendPendingData's next CA_EVENT_TX_START test reads
          * that: where arm() did not read it again (outside the open state,
@@ -749,10 +749,17 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
      * m_retrans at a timeout and mark_lost clears it), as ranges above the
      * first unacknowledged byte */
     std::vector<std::pair<SequenceNumber32, SequenceNumber32>> resent;
-    void note_resend(SequenceNumber32 seq, uint32_t bytes)
+    /* the records of a segment of `bytes` sent from `seq` (none if 0), sent
+     * again or not: the trace's resend line, the ranges ever resent, its
+     * place in the send order */
+    void note_sent(SequenceNumber32 seq, uint32_t bytes, bool again)
     {
-        trace_resend(seq, bytes);
-        resent.emplace_back(seq, seq + bytes);
+        if (bytes == 0) return;
+        if (again) {
+            trace_resend(seq, bytes);
+            resent.emplace_back(seq, seq + bytes);
+        }
+        if (opt.rack_ties) send_order[seq.GetValue()] = ++sends;
     }
     /* what those records hold below `head`, acknowledged before: gone (the
      * send order's keys are the stream's first 4 GiB, ns-3's first sequence
@@ -813,7 +820,6 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
      * data and found lost as soon as the data is SACKed. */
     std::map<uint32_t, uint64_t> send_order;
     uint64_t sends = 0;
-    void note_send(SequenceNumber32 seq) { send_order[seq.GetValue()] = ++sends; }
     uint64_t order_of(SequenceNumber32 seq) const
     {
         const auto it = send_order.find(seq.GetValue());
@@ -917,8 +923,29 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
             return;
         }
         note_sacked();
-        const Time window = min_rtt.IsPositive() ? std::min(min_rtt / 4, m_rtt->GetEstimate()) : Time(0);
         Time wait = Seconds(-1);
+        if (reo_mark_lost(min_rtt.IsPositive() ? std::min(min_rtt / 4, m_rtt->GetEstimate()) : Time(0), wait))
+            return reo_recover();
+        if (wait.IsNegative() || (delivered_sent == rack_before && reo_timer.IsRunning())) return;
+        /* expires at jiffies + usecs_to_jiffies(wait) + 2, on the tick */
+        const int64_t now = Simulator::Now().GetNanoSeconds();
+        const int64_t ticks = linux_ticks(wait.GetNanoSeconds()) + 2;
+        reo_timer.Cancel();
+        reo_timer = Simulator::Schedule(NanoSeconds((now / LINUX_TICK_NS + ticks) * LINUX_TICK_NS - now),
+                                        &ProbingTcp::reo_timeout, this);
+    }
+    void reo_timeout()   /* every hole before the latest delivered is lost now */
+    {
+        Time wait;
+        if (!before_recovery() || !reo_mark_lost(Time(0), wait)) return;
+        g_reo_timeouts++;
+        reo_recover();
+    }
+    /* marks lost each segment not yet marked that went `window` or more
+     * before the latest one delivered; whether any, and (`wait`) the longest
+     * the others have left */
+    bool reo_mark_lost(Time window, Time &wait)
+    {
         bool lost = false;
         for_each_sent_before_delivered([&](TcpTxItem *item) {
             if (item->*member(ItemLost())) return;
@@ -930,27 +957,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
                 wait = std::max(wait, remaining);
             }
         });
-        if (lost) return reo_recover();
-        if (wait.IsNegative() || (delivered_sent == rack_before && reo_timer.IsRunning())) return;
-        /* expires at jiffies + usecs_to_jiffies(wait) + 2, on the tick */
-        const int64_t now = Simulator::Now().GetNanoSeconds();
-        const int64_t ticks = linux_ticks(wait.GetNanoSeconds()) + 2;
-        reo_timer.Cancel();
-        reo_timer = Simulator::Schedule(NanoSeconds((now / LINUX_TICK_NS + ticks) * LINUX_TICK_NS - now),
-                                        &ProbingTcp::reo_timeout, this);
-    }
-    void reo_timeout()
-    {
-        if (!before_recovery()) return;
-        bool lost = false;
-        for_each_sent_before_delivered([&](TcpTxItem *item) {
-            if (item->*member(ItemLost())) return;
-            mark_lost(*m_txBuffer, item);
-            lost = true;
-        });
-        if (!lost) return;
-        g_reo_timeouts++;
-        reo_recover();
+        return lost;
     }
     void reo_recover()   /* from the open or disorder state */
     {
@@ -1074,7 +1081,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         const uint32_t mss = m_tcb->m_segmentSize;
         SequenceNumber32 next = m_tcb->m_nextTxSequence;
         if (m_txBuffer->SizeFromSequence(next) > 0) {
-            if (TcpSocketBase::SendDataPacket(next, mss, true) > 0 && opt.rack_ties) note_send(next);
+            note_sent(next, TcpSocketBase::SendDataPacket(next, mss, true), false);
             m_tcb->m_nextTxSequence += std::min(mss, m_txBuffer->SizeFromSequence(next));
         } else if (last_len > 0 && last_seq >= m_txBuffer->HeadSequence()) {
             /* the last segment again, on the boundaries it was sent with
@@ -1082,9 +1089,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
              * segments, it left a 256-machine run with a connection that
              * never sent again; the first unacknowledged segment instead
              * drew duplicate ACKs that started needless recoveries) */
-            TcpSocketBase::SendDataPacket(last_seq, last_len, true);
-            note_resend(last_seq, last_len);
-            if (opt.rack_ties) note_send(last_seq);
+            note_sent(last_seq, TcpSocketBase::SendDataPacket(last_seq, last_len, true), true);
         } else {
             return;   /* nothing to send: the RTO stays */
         }
