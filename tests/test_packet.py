@@ -718,6 +718,47 @@ def test_rack_ties_follow_the_order_of_sending(tmp_path):
     assert 10 * needless < resends, (needless, resends)
 
 
+PROBE_STARTS = Path(__file__).resolve().parent / "data" / "packet-starts-3x4-pairwise-64k.txt"
+
+
+def test_loss_probes_send_new_data_from_the_highest_sequence(tmp_path):
+    """A loss probe with new data to send sends it from the highest sequence
+    sent (Linux's tcp_send_head), not from ns-3's next sequence, which a
+    fast recovery's resend leaves inside the window.  Sent from there, on
+    this testbed job's recorded starts (pairwise 64 KB, 3 x 4, 100-frame
+    ports), a probe joined a SACKed segment and one not SACKed into one
+    segment; ns-3's count of SACKed bytes fell 64 behind, the connection's
+    timeout found less than a segment of window, sent nothing and armed no
+    timer, and the run stood still until the simulator gave up.  The
+    scoreboard is checked after every ACK and send (it stopped that run at
+    0.90 s); every byte right."""
+    rec = simulate(tmp_path, "chain:4,4,4", "--algorithm", "pairwise", "--block", "65536", "--warmup", "2",
+                   "--repetitions", "1", "--buffer", "100", "--starts", str(PROBE_STARTS), "--host-cores", "2",
+                   "--rack-ties", "on", "--tsq-gso", "on", "--check", "--check-scoreboard")
+    assert rec["bad_bytes"] == 0 and rec["tcp_loss_probes"] > 0 and rec["tcp_timeouts"] > 0, rec
+    assert max(rec["warmup_times"] + rec["times"]) < 1, rec
+
+
+@pytest.mark.parametrize("flags", [
+    [],
+    ["--rack-ties", "on", "--tsq-gso", "on"],
+    ["--reo-window", "on", "--rack-ties", "on", "--tsq-gso", "on", "--gso-clumps", "on"],
+    ["--forward-retransmits", "on", "--rack-recovery", "off"],
+    ["--linux-prr", "off", "--lost-retransmits", "off", "--linux-rto", "off"],
+    ["--linux-receive", "on", "--sack-compression", "off"],
+])
+def test_the_tcp_scoreboard_stays_in_step(tmp_path, flags):
+    """ns-3's counts of each connection's SACKed, lost and resent bytes
+    agree with its segments after every ACK and every send
+    (--check-scoreboard; ns-3 checks them only in debug builds), whichever
+    of Linux's behaviours the sockets run: 32-frame ports, ranks apart,
+    recoveries, timeouts and probes; every byte right."""
+    rec = simulate(tmp_path, "chain:4,4,4", "--algorithm", "pairwise", "--block", "65536", "--warmup", "0",
+                   "--repetitions", "3", "--buffer", "32", "--skew", "0.002", "--check", "--check-scoreboard",
+                   *flags)
+    assert rec["bad_bytes"] == 0 and rec["drops_switch"] > 0 and rec["tcp_recoveries"] > 0, rec
+
+
 def test_rack_waits_its_reordering_window_before_a_recovery(tmp_path):
     """Before a recovery, Linux's RACK (--reo-window on) takes a hole below
     the first segments SACKed for lost at once only if it was sent a quarter
@@ -914,6 +955,29 @@ def test_gso_clumps_leave_machines_whole(tmp_path):
     assert runs["segments"][0] == 1.0, runs
     assert 2 < runs["gso"][0] < runs["clumps"][0], runs
     assert abs(runs["clumps"][1] / runs["segments"][1] - 1) < 0.03, runs
+
+
+def test_gso_clumps_are_held_to_the_lines_bucket(tmp_path):
+    """--gso-clumps on: a machine's line is the testbed's tbf over its htb.
+    A GSO packet leaves whole when the line's bucket (1 ms at the rate, 8
+    full frames at 100 Mbit/s) holds its bytes, its segments back to back
+    over the veth; a longer one is split as the tbf takes it.  So a flow's
+    clumps (its frames leaving within 20 us of each other) run up to the
+    bucket and no further, as the testbed's did at a switch (1 to 8 frames,
+    pairwise 64 KB on 3 x 4 / 100): past a peer class's two frames (a GSO
+    packet's rest once followed only within the instant its first segment
+    left, so clumps stopped at 3-5 frames), never a whole 17-segment
+    packet; without the option nothing is counted; every byte right."""
+    args = ("chain:4,4,4", "--algorithm", "pairwise", "--block", "65536", "--buffer", "100", "--warmup", "0",
+            "--repetitions", "3", "--skew", "0.001", "--check", "--tsq-gso", "on")
+    rec = simulate(tmp_path, *args, "--gso-clumps", "on")
+    clumps = rec["host_clumps"]
+    assert rec["bad_bytes"] == 0 and sum(clumps.values()) > 1000, rec
+    assert 5 < rec["host_clump_max"] <= 16 and clumps["17+"] == 0, clumps
+    assert clumps["5-8"] > 50 * clumps["9-16"], clumps   # 9 only with a short last segment
+    assert rec["host_gso_sizes"]["9-16"] + rec["host_gso_sizes"]["17+"] > 0, rec["host_gso_sizes"]
+    off = simulate(tmp_path, *args)
+    assert sum(off["host_clumps"].values()) == 0 and off["host_clump_max"] == 0, off
 
 
 def each_way(tmp_path, option: str, spec: str, *args) -> dict:

@@ -231,7 +231,9 @@ const char *HELP =
     "                       window, threshold), its resends and its congestion state's changes, as the\n"
     "                       kernel's tcp_probe, tcp_retransmit_skb and tcp_cong_state_set (timeline.py tcp)\n"
     "  --progress           lines on stderr as calls start (after 5 s of wall time) and every simulated second (after 30 s)\n"
-    "  --corrupt-message K  flip a byte of the K-th message with data (tests the check)\n";
+    "  --corrupt-message K  flip a byte of the K-th message with data (tests the check)\n"
+    "  --check-scoreboard   after every ACK and send, check ns-3's counts of each connection's SACKed,\n"
+    "                       lost and resent bytes against its segments; a mismatch stops the run (exit 3)\n";
 
 double number(const char *opt, const char *text)
 {
@@ -270,6 +272,7 @@ options parse(int argc, char **argv)
         if (a == "--help" || a == "-h") { fputs(HELP, stdout); exit(0); }
         if (a == "--check") { o.check = 1; continue; }
         if (a == "--no-check") { o.check = 0; continue; }
+        if (a == "--check-scoreboard") { o.tcp.check_scoreboard = true; continue; }
         if (a == "--progress") { o.progress = true; continue; }
         if (a == "--trace-tcp") { o.trace_tcp = true; continue; }
         if (a == "--print-settings") { o.print_settings = true; continue; }
@@ -509,7 +512,8 @@ void reset_counts(tree_net &net)
 {
     net.drops_switch = net.drops_host = net.drops_device = net.drops_unplaced = 0;
     net.host_queue_peak = net.host_queue_peers_peak = 0;
-    net.host_gso = gso_count();
+    net.host_gso = net.host_clumps = gso_count();
+    net.host_clump_max = 0;
     for (auto &pd : net.ports) pd.drops = 0;
     g_freezes.count = g_freezes.held_in = g_freezes.held_out = 0;
     sim_reset_stats();
@@ -760,7 +764,11 @@ int main(int argc, char **argv)
         printf("\"host_gso_sizes\": {");   /* the GSO packets by their segments */
         for (int b = 0; b < gso_count::SIZE_BINS; b++)
             printf("%s\"%s\": %llu", b ? ", " : "", gso_count::SIZE_LABELS[b], (unsigned long long)net.host_gso.by_size[b]);
-        printf("}, %s, %s}\n", tcp_behaviours_json(o).c_str(), host_json(o).c_str());
+        printf("}, \"host_clumps\": {");   /* gso_clumps: a flow's frames leaving a machine together */
+        for (int b = 0; b < gso_count::SIZE_BINS; b++)
+            printf("%s\"%s\": %llu", b ? ", " : "", gso_count::SIZE_LABELS[b], (unsigned long long)net.host_clumps.by_size[b]);
+        printf("}, \"host_clump_max\": %llu", (unsigned long long)net.host_clump_max);
+        printf(", %s, %s}\n", tcp_behaviours_json(o).c_str(), host_json(o).c_str());
         fflush(stdout);
         wall_mark = now;
         reset_counts(net);

@@ -101,8 +101,35 @@ template struct Grant<SentList, &TcpTxBuffer::m_sentList>;
 template struct Grant<RetransBytes, &TcpTxBuffer::m_retrans>;
 template struct Grant<LostBytes, &TcpTxBuffer::m_lostOut>;
 template struct Grant<ItemLost, &TcpTxItem::m_lost>;
+struct SackedBytes { using type = uint32_t TcpTxBuffer::*; friend type member(SackedBytes); };
+struct SentBytes { using type = uint32_t TcpTxBuffer::*; friend type member(SentBytes); };
+template struct Grant<SackedBytes, &TcpTxBuffer::m_sackedOut>;
+template struct Grant<SentBytes, &TcpTxBuffer::m_sentSize>;
 
 const std::list<TcpTxItem *> &sent_list(TcpTxBuffer &b) { return b.*member(SentList()); }
+
+/* check_scoreboard: the buffer's byte counts against its segments', "" when
+ * they agree */
+std::string scoreboard_error(TcpTxBuffer &b)
+{
+    uint32_t sent = 0, sacked = 0, lost = 0, again = 0;
+    for (TcpTxItem *item : sent_list(b)) {
+        const uint32_t size = item->GetPacket()->GetSize();
+        sent += size;
+        if (item->IsSacked()) sacked += size;
+        if (item->*member(ItemLost())) lost += size;
+        if (item->IsRetrans()) again += size;
+    }
+    const uint32_t counts[] = {b.*member(SentBytes()), b.*member(SackedBytes()), b.*member(LostBytes()),
+                               b.*member(RetransBytes())};
+    const uint32_t held[] = {sent, sacked, lost, again};
+    const char *what[] = {"sent", "SACKed", "lost", "resent"};
+    for (int k = 0; k < 4; k++)
+        if (counts[k] != held[k])
+            return std::to_string(counts[k]) + " bytes counted " + what[k] + ", its segments hold " +
+                   std::to_string(held[k]) + " from " + std::to_string(b.HeadSequence().GetValue());
+    return "";
+}
 
 /* A segment RACK finds lost (a retransmission again, or a first transmission):
  * NextSeg's rule 1 sends it once more. */
@@ -332,6 +359,17 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         if (opt.sndbuf_auto) grow_sndbuf();
         arm();
         trace_state();
+        check_scoreboard("an ACK");
+    }
+    /* check_scoreboard: stop the run at a mismatch, naming the connection */
+    void check_scoreboard(const char *after)
+    {
+        if (!opt.check_scoreboard) return;
+        const std::string why = scoreboard_error(*m_txBuffer);
+        if (why.empty()) return;
+        fprintf(stderr, "topocoll-packet: error: TCP scoreboard out of step on %s after %s at %.9f s: %s\n",
+                conn_name().c_str(), after, Simulator::Now().GetSeconds(), why.c_str());
+        exit(3);
     }
     /* Linux's RTO (linux_rto): tcp_set_rto's srtt + max(4 x rttvar, the
      * minimum), in whole ticks (usecs_to_jiffies rounds up), where ns-3
@@ -754,6 +792,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
      * place in the send order */
     void note_sent(SequenceNumber32 seq, uint32_t bytes, bool again)
     {
+        check_scoreboard("a send");
         if (bytes == 0) return;
         if (again) {
             trace_resend(seq, bytes);
@@ -1079,10 +1118,17 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         g_probes++;
         sending scope(opt.small_queues ? this : nullptr);
         const uint32_t mss = m_tcb->m_segmentSize;
-        SequenceNumber32 next = m_tcb->m_nextTxSequence;
-        if (m_txBuffer->SizeFromSequence(next) > 0) {
-            note_sent(next, TcpSocketBase::SendDataPacket(next, mss, true), false);
-            m_tcb->m_nextTxSequence += std::min(mss, m_txBuffer->SizeFromSequence(next));
+        /* new data, if any (tcp_send_head): from the highest sequence sent,
+         * not from ns-3's next one, which a retransmission leaves inside
+         * the window; sent from there, the probe joined a SACKed segment
+         * and one not SACKed into one, ns-3's counts of SACKed bytes fell
+         * behind its segments, and a timeout later found less than a
+         * segment of window and sent nothing, ever again */
+        const SequenceNumber32 high = m_tcb->m_highTxMark;
+        if (m_txBuffer->SizeFromSequence(high) > 0) {
+            const uint32_t n = TcpSocketBase::SendDataPacket(high, mss, true);
+            note_sent(high, n, false);
+            m_tcb->m_nextTxSequence = std::max(m_tcb->m_nextTxSequence.Get(), high + n);
         } else if (last_len > 0 && last_seq >= m_txBuffer->HeadSequence()) {
             /* the last segment again, on the boundaries it was sent with
              * (sent at highTxMark - MSS instead, across two of ns-3's

@@ -41,6 +41,11 @@ struct probing_tcp_options {
      * docs/results/2026-12-05-packet-reordering.md). */
     bool reo_window = false;
     bool sndbuf_auto = true;        /* the send buffer grows with the window */
+    /* After every ACK and every segment sent, ns-3's counts of a
+     * connection's SACKed, lost and resent bytes are checked against its
+     * segments (ns-3 checks them only in debug builds); a mismatch stops the
+     * run (exit 3).  Off by default: it walks the window each time. */
+    bool check_scoreboard = false;
     bool small_queues = true;       /* TCP small queues: below */
     /* TCP small queues check a GSO packet at a time, as Linux's
      * tcp_write_xmit does: its segments go out in GSO packets of up to
@@ -58,10 +63,10 @@ struct probing_tcp_options {
      * does: a packet smaller than a full one and a third of the window
      * waits for an ACK due within min(srtt / 2, 1 ms)
      * (tcp_tso_should_defer); the machine's queue sends its segments
-     * together and shapes as the testbed's htb, switch ports as its tbf
-     * (tree_net.h).  The packets come to the kernel's; the grid does not
-     * come closer: off by default
-     * (docs/results/2026-12-02-packet-gso-clumps.md). */
+     * together and shapes as the testbed's tbf over its htb, switch ports
+     * as its tbf (tree_net.cc).  The packets come to the kernel's; off by
+     * default (docs/results/2026-12-02-packet-gso-clumps.md,
+     * docs/results/2026-12-05-packet-probe-from-the-top.md). */
     bool gso_clumps = false;
     /* A restart after idle halving the window and keeping 3/4 of it as
      * the threshold in whole segments, as Linux counts them

@@ -8,6 +8,7 @@
 #include "ns3/traffic-control-module.h"
 
 #include <algorithm>
+#include <memory>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -23,6 +24,12 @@ constexpr uint32_t FULL_FRAME = 1500 + LINK_HEADER_BYTES;
 /* A veth's rate under a shaper of `rate` (gso_clumps): fast enough that a
  * burst reaches the next queue at once (a frame in at most 1.2 us). */
 DataRate veth_rate(double rate) { return DataRate((uint64_t)std::max(1e10, 10 * rate)); }
+
+/* Frames of a flow leaving a machine less than this apart are one clump
+ * (host_clumps): the gap the testbed's captures were read with
+ * (docs/results/2026-12-05-packet-probe-from-the-top.md), far above a frame
+ * on the veth (1.2 us) and far below one on a shaped link (120 us at 100 Mbit/s) */
+constexpr double CLUMP_GAP_S = 20e-6;
 
 /* Routing on a tree: every node holds, per destination machine, the
  * interface that leads towards it (down to the child whose subtree holds it,
@@ -120,14 +127,18 @@ class HostQueueDisc : public QueueDisc {
     uint64_t *peak = nullptr;         /* the most packets any machine's queue held */
     uint64_t *peers_peak = nullptr;   /* the most peers any machine's queue held bulk for */
     gso_count *gso = nullptr;         /* the data segments queued and the GSO packets they made */
+    gso_count *clumps = nullptr;      /* shaping: a flow's frames leaving together (CLUMP_GAP_S) */
+    uint64_t *clump_max = nullptr;
     int machine = -1;                 /* whose egress (g_freezes: nothing leaves while its core is frozen) */
     uint32_t gso_run = 0;             /* segments of the GSO packet being queued */
     /* gso_clumps: the queue shapes to the link's rate (its device is
-     * faster) as the testbed's htb over a veth does: a packet leaves while
-     * the bucket is not in debt, and a GSO packet's segments leave together,
-     * in one turn, whatever the bucket (htb dequeues the packet whole) */
+     * faster) as the testbed's tbf over its htb over a veth does: the htb
+     * picks a peer whose class's bucket is not in debt; the line's tbf lets
+     * a packet go when its bucket holds the packet's bytes, a GSO packet
+     * whole, its segments one after the other whatever the peer's bucket,
+     * and one longer than its bucket split into segments */
     double shape_bps = 0;             /* 0: no shaping, the device paces */
-    double bucket_bytes = 0;          /* the machine's bucket's depth (the root class's burst) */
+    double bucket_bytes = 0;          /* the line's bucket's depth (its tbf's burst) */
     double peer_bucket_bytes = 0;     /* a peer's bucket's (its class's cburst) */
 
   private:
@@ -152,18 +163,51 @@ class HostQueueDisc : public QueueDisc {
     std::unordered_map<uint32_t, bucket> peer_bucket;   /* each peer's */
     EventId wake;                     /* a dequeue at the buckets' next credit */
     bool thaw_armed = false;          /* a dequeue waits for the machine's core to thaw */
-    std::unordered_set<const QueueDiscItem *> follows;   /* queued segments a GSO packet's next follows */
-    bool in_packet = false;           /* the last segment out has more of its GSO packet behind it: */
-    uint32_t packet_peer = 0;         /* to this peer, */
-    Time packet_at;                   /* sent in this instant (they go next, together) */
+    /* shaping: a GSO packet as its socket queued it in one instant */
+    struct gso_packet {
+        double bytes = 0;             /* its frames' bytes */
+        uint32_t left = 0;            /* its segments still queued */
+        bool whole = false;           /* its last segment is queued */
+        Time at;                      /* when it was queued */
+    };
+    std::unordered_map<const QueueDiscItem *, std::shared_ptr<gso_packet>> packet_of;   /* a queued segment's */
+    std::shared_ptr<gso_packet> queuing;   /* the GSO packet being queued */
+    std::shared_ptr<gso_packet> sending;   /* the GSO packet leaving, its rest next: */
+    std::unordered_map<uint32_t, std::pair<Time, uint32_t>> clump_of;   /* flow -> its last frame out, its clump's frames */
+    uint32_t packet_peer = 0;         /* to this peer */
     std::unordered_map<uint32_t, uint32_t> bulk;   /* flow hash -> its packets in the bulk */
     std::unordered_map<const QueueDiscItem *, small_queue_owner *> owner;   /* a queued data segment's socket */
     std::unordered_map<uint32_t, size_t> peer_queue;   /* peer address -> its bulk FIFO (internal queue 1, 2, ...) */
     std::deque<std::pair<size_t, uint32_t>> turn;      /* the backlogged FIFOs and their peers, next first */
     std::vector<size_t> spare;                         /* internal queues free for another peer */
 
+    /* A flow's data frames leaving within CLUMP_GAP_S of each other are one
+     * clump, as the testbed's captures at a switch are read */
+    void note_clump(Ptr<const QueueDiscItem> item)
+    {
+        if (!clumps || item->GetSize() < TC_SHORT_PACKET_BYTES) return;
+        auto &[last, frames] = clump_of[item->Hash(0)];
+        const Time now = Simulator::Now();
+        if (frames > 0 && (now - last).GetSeconds() < CLUMP_GAP_S) {
+            clumps->grow_packet(frames++);
+        } else {
+            clumps->add_packet(1);
+            frames = 1;
+        }
+        clumps->segments++;
+        last = now;
+        *clump_max = std::max<uint64_t>(*clump_max, frames);
+    }
     Ptr<QueueDiscItem> leaving(Ptr<QueueDiscItem> item)
     {
+        if (item && shape_bps > 0) note_clump(item);
+        if (item && !packet_of.empty()) {
+            auto g = packet_of.find(PeekPointer(item));
+            if (g != packet_of.end()) {
+                g->second->left--;
+                packet_of.erase(g);
+            }
+        }
         if (item && !owner.empty()) {
             auto o = owner.find(PeekPointer(item));
             if (o != owner.end()) {
@@ -219,7 +263,16 @@ class HostQueueDisc : public QueueDisc {
             s->queued(item->GetSize());
             if (band > 0) {   /* a data segment: it ends its GSO packet unless more follow */
                 const bool more = s->gso_follow() > 0;
-                if (shape_bps > 0 && more) follows.insert(PeekPointer(item));
+                if (shape_bps > 0) {
+                    if (!queuing || queuing->whole || queuing->at != Simulator::Now()) {
+                        queuing = std::make_shared<gso_packet>();
+                        queuing->at = Simulator::Now();
+                    }
+                    queuing->bytes += item->GetSize() + LINK_HEADER_BYTES;
+                    queuing->left++;
+                    queuing->whole = !more;
+                    packet_of[PeekPointer(item)] = queuing;
+                }
                 gso_run++;
                 if (gso) ++gso->segments;
                 if (!more) {
@@ -263,18 +316,10 @@ class HostQueueDisc : public QueueDisc {
             }
             return nullptr;
         }
-        if (in_packet && packet_at != Simulator::Now()) in_packet = false;   /* its sender sent less than it said */
-        if (in_packet) {   /* the rest of a GSO packet goes next, whatever the buckets */
-            if (!to_front(packet_peer)) {   /* its next segment comes in this instant */
-                wake_after(0);
-                return nullptr;
-            }
-        } else if (shape_bps > 0) {
+        /* the rest of a GSO packet goes next (to_front), whatever the buckets */
+        if (sending && (sending->left == 0 || !to_front(packet_peer))) sending = nullptr;
+        if (!sending && shape_bps > 0) {
             if (GetInternalQueue(0)->IsEmpty() && turn.empty()) return nullptr;
-            if (const double t = root.now(bucket_bytes, shape_bps); t < 0) {
-                wake_after(-t);
-                return nullptr;
-            }
             if (GetInternalQueue(0)->IsEmpty()) {   /* the first peer in turn whose own bucket lets it send */
                 double least = -1e300;
                 size_t tried = 0;
@@ -290,15 +335,36 @@ class HostQueueDisc : public QueueDisc {
                     return nullptr;
                 }
             }
+            /* The line's tbf above the htb: a packet leaves when the bucket
+             * holds its bytes, a GSO packet whole; one longer than the bucket
+             * the tbf split into segments as it took it (tbf_segment). */
+            Ptr<const QueueDiscItem> head = GetInternalQueue(0)->IsEmpty()
+                                                ? GetInternalQueue(turn.front().first)->Peek()
+                                                : GetInternalQueue(0)->Peek();
+            double need = head->GetSize() + LINK_HEADER_BYTES;
+            auto g = packet_of.find(PeekPointer(head));
+            if (g != packet_of.end()) {
+                const gso_packet &p = *g->second;
+                if (!p.whole && p.at == Simulator::Now()) {   /* the rest of it comes in this instant */
+                    wake_after(0);
+                    return nullptr;
+                }
+                if (p.bytes <= bucket_bytes) need = p.bytes;
+            }
+            if (const double t = root.now(bucket_bytes, shape_bps); t < need) {
+                wake_after(need - t);
+                return nullptr;
+            }
         }
         Ptr<QueueDiscItem> item;
-        if (!in_packet && (item = GetInternalQueue(0)->Dequeue())) return leaving(spent(item, 0));
+        if (!sending && (item = GetInternalQueue(0)->Dequeue())) return leaving(spent(item, 0));
         if (turn.empty()) return nullptr;
         auto [q, peer] = turn.front();
         turn.pop_front();
         item = GetInternalQueue(q)->Dequeue();
-        in_packet = item && follows.erase(PeekPointer(item)) > 0;
-        if (in_packet) packet_peer = peer, packet_at = Simulator::Now();
+        if (auto g = item && !sending ? packet_of.find(PeekPointer(item)) : packet_of.end();
+            g != packet_of.end() && g->second->bytes <= bucket_bytes && g->second->left > 1)
+            sending = g->second, packet_peer = peer;
         if (!GetInternalQueue(q)->IsEmpty()) {
             turn.emplace_back(q, peer);
         } else {   /* back to the pool */
@@ -480,10 +546,12 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                 qd->gso = &net.host_gso;
                 qd->machine = r;
                 if (o.gso_clumps) {
-                    /* the testbed's htb over a veth: the device takes a
-                     * packet at once, the queue's buckets (the root class's
+                    /* the testbed's tbf over an htb over a veth: the device
+                     * takes a packet at once, the queue's buckets (the line's
                      * and each peer class's burst) pace */
                     qd->shape_bps = rate;
+                    qd->clumps = &net.host_clumps;
+                    qd->clump_max = &net.host_clump_max;
                     qd->bucket_bytes = tc_shaper_bucket(rate);
                     qd->peer_bucket_bytes = TC_SHAPER_CLASS_BURST;
                     DynamicCast<PointToPointNetDevice>(dev)->SetDataRate(veth_rate(rate));

@@ -50,12 +50,24 @@ struct gso_count {
     static constexpr int SIZE_BINS = 6;
     static constexpr const char *SIZE_LABELS[SIZE_BINS] = {"1", "2", "3-4", "5-8", "9-16", "17+"};
     uint64_t by_size[SIZE_BINS] = {};
-    void add_packet(uint32_t segs)
+    static int bin(uint32_t segs)
     {
         int b = 0;
         while (b + 1 < SIZE_BINS && segs > (1u << b)) b++;
-        by_size[b]++;
+        return b;
+    }
+    void add_packet(uint32_t segs)
+    {
+        by_size[bin(segs)]++;
         packets++;
+    }
+    /* a packet counted at `segs` segments has one more (one the counts were
+     * reset under is counted anew) */
+    void grow_packet(uint32_t segs)
+    {
+        if (by_size[bin(segs)] == 0) return add_packet(segs + 1);
+        by_size[bin(segs)]--;
+        by_size[bin(segs + 1)]++;
     }
 };
 
@@ -69,6 +81,8 @@ struct tree_net {
     uint64_t host_queue_peak = 0;                 /* the most packets a machine's egress queue held */
     uint64_t host_queue_peers_peak = 0;           /* the most peers one machine's queue held bulk for at once */
     gso_count host_gso;                           /* the segments machines sent and their GSO packets */
+    gso_count host_clumps;                        /* gso_clumps: a flow's frames leaving a machine together */
+    uint64_t host_clump_max = 0;                  /* and the longest such clump */
     std::deque<port_drops> ports;                 /* per switch port (stable addresses) */
     ns3::Ptr<ns3::Node> node_of_machine(int r) const { return node[machine_node[r]]; }
 };
