@@ -506,6 +506,15 @@ size_plan plan_size(const options &o, tc_topology *plan_topo, int p, long long b
     return pl;
 }
 
+/* `"NAME": {"1": n, "2": n, "3-4": n, ...}`: counts in gso_count's bins */
+void print_bins(const char *name, const gso_count &c)
+{
+    printf("\"%s\": {", name);
+    for (int b = 0; b < gso_count::SIZE_BINS; b++)
+        printf("%s\"%s\": %llu", b ? ", " : "", gso_count::SIZE_LABELS[b], (unsigned long long)c.by_size[b]);
+    printf("}");
+}
+
 /* The network's and TCP's counters, from zero: after the handshakes, and after
  * each size when several run. */
 void reset_counts(tree_net &net)
@@ -761,14 +770,11 @@ int main(int argc, char **argv)
                (unsigned long long)net.host_queue_peers_peak, (unsigned long long)net.host_gso.segments,
                (unsigned long long)net.host_gso.packets, (unsigned long long)g_freezes.count,
                (unsigned long long)g_freezes.held_in, (unsigned long long)g_freezes.held_out);
-        printf("\"host_gso_sizes\": {");   /* the GSO packets by their segments */
-        for (int b = 0; b < gso_count::SIZE_BINS; b++)
-            printf("%s\"%s\": %llu", b ? ", " : "", gso_count::SIZE_LABELS[b], (unsigned long long)net.host_gso.by_size[b]);
-        printf("}, \"host_clumps\": {");   /* gso_clumps: a flow's frames leaving a machine together */
-        for (int b = 0; b < gso_count::SIZE_BINS; b++)
-            printf("%s\"%s\": %llu", b ? ", " : "", gso_count::SIZE_LABELS[b], (unsigned long long)net.host_clumps.by_size[b]);
-        printf("}, \"host_clump_max\": %llu", (unsigned long long)net.host_clump_max);
-        printf(", %s, %s}\n", tcp_behaviours_json(o).c_str(), host_json(o).c_str());
+        print_bins("host_gso_sizes", net.host_gso);   /* the GSO packets by their segments */
+        printf(", ");
+        print_bins("host_clumps", net.host_clumps);   /* gso_clumps: a flow's frames leaving a machine together */
+        printf(", \"host_clump_max\": %llu, %s, %s}\n", (unsigned long long)net.host_clump_max,
+               tcp_behaviours_json(o).c_str(), host_json(o).c_str());
         fflush(stdout);
         wall_mark = now;
         reset_counts(net);

@@ -756,9 +756,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         const TcpOptionSack::SackList blocks = sack_blocks(h);
         Time acked = Time(-1), sacked = Time(-1);
         bool retransmitted = false;
-        SequenceNumber32 seq = m_txBuffer->HeadSequence();
-        for (TcpTxItem *item : sent_list(*m_txBuffer)) {
-            const SequenceNumber32 end = seq + item->GetSeqSize();
+        each_sent([&](TcpTxItem *item, SequenceNumber32 seq, SequenceNumber32 end) {
             const bool again = item->m_retrans || item->*member(ItemLost());
             if (end <= ack) {
                 if (again) retransmitted = true;
@@ -766,10 +764,21 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
             } else if (!item->IsSacked() && !again && in_blocks(blocks, seq, end)) {
                 sacked = std::max(sacked, item->GetLastSent());
             }
-            seq = end;
-        }
+            return true;
+        });
         const Time sent = sacked.IsPositive() ? sacked : retransmitted ? Time(-1) : acked;
         return sent.IsPositive() ? Simulator::Now() - sent : Time(-1);
+    }
+    /* f(segment, where it starts, where it ends) for each segment sent and
+     * not yet acknowledged, in order, while f returns true */
+    template <typename F> void each_sent(F f)
+    {
+        SequenceNumber32 seq = m_txBuffer->HeadSequence();
+        for (TcpTxItem *item : sent_list(*m_txBuffer)) {
+            const SequenceNumber32 end = seq + item->GetSeqSize();
+            if (!f(item, seq, end)) return;
+            seq = end;
+        }
     }
     static TcpOptionSack::SackList sack_blocks(const TcpHeader &h)
     {
@@ -827,22 +836,20 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     {
         const SequenceNumber32 head = m_txBuffer->HeadSequence(), ack = h.GetAckNumber();
         if (m_txBuffer->GetSacked() == 0) return;
-        SequenceNumber32 seq = head, fack = head;   /* tcp_highest_sack_seq: where the highest SACKed segment starts */
-        for (TcpTxItem *item : sent_list(*m_txBuffer)) {
+        SequenceNumber32 fack = head;   /* tcp_highest_sack_seq: where the highest SACKed segment starts */
+        each_sent([&](TcpTxItem *item, SequenceNumber32 seq, SequenceNumber32) {
             if (item->IsSacked()) fack = seq;
-            seq += item->GetSeqSize();
-        }
+            return true;
+        });
         const TcpOptionSack::SackList blocks = sack_blocks(h);
-        seq = head;
-        for (TcpTxItem *item : sent_list(*m_txBuffer)) {
-            const SequenceNumber32 end = seq + item->GetSeqSize();
-            if (seq >= fack) break;
+        each_sent([&](TcpTxItem *item, SequenceNumber32 seq, SequenceNumber32 end) {
+            if (seq >= fack) return false;
             if (!item->IsSacked() && (end <= ack || in_blocks(blocks, seq, end)) && !ever_resent(seq, end)) {
                 g_sack_reorder++;
-                return;
+                return false;
             }
-            seq = end;
-        }
+            return true;
+        });
     }
 
     Time delivered_sent = Seconds(-1);   /* RACK's clock: the latest send time of a segment delivered, */
@@ -859,7 +866,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
      * data and found lost as soon as the data is SACKed. */
     std::map<uint32_t, uint64_t> send_order;
     uint64_t sends = 0;
-    uint64_t order_of(SequenceNumber32 seq) const
+    uint64_t order_of(SequenceNumber32 seq) const   /* 0 without rack_ties: nothing is recorded */
     {
         const auto it = send_order.find(seq.GetValue());
         return it == send_order.end() ? 0 : it->second;
@@ -873,17 +880,16 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     }
     void note_delivered(TcpTxItem *item, SequenceNumber32 start)
     {
-        const uint64_t order = opt.rack_ties ? order_of(start) : 0;
+        const uint64_t order = order_of(start);
         if (sent_after(item->GetLastSent(), order, delivered_sent, delivered_order))
             delivered_sent = item->GetLastSent(), delivered_order = order;
     }
     void note_sacked()
     {
-        SequenceNumber32 seq = m_txBuffer->HeadSequence();
-        for (TcpTxItem *item : sent_list(*m_txBuffer)) {
+        each_sent([&](TcpTxItem *item, SequenceNumber32 seq, SequenceNumber32) {
             if (item->IsSacked()) note_delivered(item, seq);
-            seq += item->GetSeqSize();
-        }
+            return true;
+        });
     }
     uint32_t sacked_below = 0;           /* segments the ACK in hand acknowledges that were SACKed before */
 
@@ -894,14 +900,12 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     {
         const uint32_t mss = m_tcb->m_segmentSize;
         uint32_t sacked = 0;
-        SequenceNumber32 seq = m_txBuffer->HeadSequence();
-        for (TcpTxItem *item : sent_list(*m_txBuffer)) {
-            const SequenceNumber32 start = seq;
-            seq += item->GetSeqSize();
-            if (seq > ack) break;
-            note_delivered(item, start);
+        each_sent([&](TcpTxItem *item, SequenceNumber32 seq, SequenceNumber32 end) {
+            if (end > ack) return false;
+            note_delivered(item, seq);
             if (item->IsSacked()) sacked += (item->GetSeqSize() + mss - 1) / mss;
-        }
+            return true;
+        });
         return sacked;
     }
 
@@ -913,13 +917,11 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
      * delivered: those RACK may find lost */
     template <typename F> void for_each_sent_before_delivered(F f)
     {
-        SequenceNumber32 seq = m_txBuffer->HeadSequence();
-        for (TcpTxItem *item : sent_list(*m_txBuffer)) {
-            if (!item->IsSacked() &&
-                sent_after(delivered_sent, delivered_order, item->GetLastSent(), opt.rack_ties ? order_of(seq) : 0))
+        each_sent([&](TcpTxItem *item, SequenceNumber32 seq, SequenceNumber32) {
+            if (!item->IsSacked() && sent_after(delivered_sent, delivered_order, item->GetLastSent(), order_of(seq)))
                 f(item);
-            seq += item->GetSeqSize();
-        }
+            return true;
+        });
     }
     /* marks what RACK finds lost on this ACK; whether it found any */
     bool mark_rack_lost()
