@@ -114,6 +114,22 @@ def test_a_wrong_byte_is_seen(tmp_path):
     assert rec["bad_bytes"] == 1
 
 
+def test_the_help_gives_the_exit_statuses_runs_give(tmp_path):
+    """--help's exit statuses are what runs give: 0 a clean run, 1 a wrong
+    byte, 2 a refused option; each status the help names has its meaning."""
+    helped = subprocess.run([SIM, "--help"], capture_output=True, text=True, timeout=60)
+    statuses = re.search(r"exit status: (.*)", helped.stdout, re.S)
+    assert helped.returncode == 0 and statuses, helped.stdout[-600:]
+    named = dict(re.findall(r"(?:^|; )([0-3]) ([a-z][^;]*)", " ".join(statuses.group(1).split())))
+    assert sorted(named) == ["0", "1", "2", "3"], named
+    assert "byte" in named["1"] and "refused" in named["2"] and "stood still" in named["3"], named
+    base = ["--topology", str(topo_file(tmp_path, "chain:2,2")), "--block", "1000", "--warmup", "0",
+            "--repetitions", "1", "--check"]
+    for extra, status in (([], 0), (["--corrupt-message", "5"], 1), (["--rate", "1"], 2)):
+        run = subprocess.run([SIM, *base, *extra], capture_output=True, text=True, timeout=120)
+        assert run.returncode == status, (extra, run.returncode, run.stderr)
+
+
 def test_native_is_open_mpis_choice(tmp_path):
     """Open MPI 4.1's fixed rules: 12 ranks below 256 KB blocks take
     linear_sync, 16 ranks at 300 KB linear, 6 ranks at 600 KB pairwise, 16
