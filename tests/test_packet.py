@@ -510,6 +510,7 @@ def test_simulator_refuses_bad_starts(tmp_path, text, word):
     (["--give-up", "-1"], "--give-up"),
     (["--delayed-ack", "1e10"], "--delayed-ack: must be in [0, 1] seconds"),   # past ns-3's clock
     (["--rate", "1e5"], "link n0 - s0 (the rate for links without one): 100kbit is below the packet simulator's least"),
+    (["--rate", "0"], "--rate: 0 bit/s; a link's rate is from 1e6 to 1e12 bit/s"),
     (["--rate", "2e12"], "2Tbit is above the packet simulator's greatest link rate, 1Tbit"),
     (["--latency", "1.5"], "link n0 - s0: a latency of 1.5s is over the packet simulator's limit of 1s a link"),
     (["--warmup", "1001"], "--warmup: '1001' is not a whole number in [0, 1000]"),

@@ -300,7 +300,10 @@ options parse(int argc, char **argv)
         }
         else if (a == "--warmup") o.warmup = (int)whole(a.c_str(), v, 0, 1000);
         else if (a == "--repetitions") o.repetitions = (int)whole(a.c_str(), v, 1, 1000);
-        else if (a == "--rate") o.rate = number(a.c_str(), v);
+        else if (a == "--rate") {
+            o.rate = number(a.c_str(), v);
+            if (o.rate == 0) usage_error("--rate: 0 bit/s; a link's rate is from 1e6 to 1e12 bit/s");
+        }
         else if (a == "--latency") o.latency = number(a.c_str(), v);
         else if (a == "--buffer") o.buffer = (int)whole(a.c_str(), v, 2, 1 << 20);
         else if (a == "--host-queue") o.host_queue = v;
