@@ -205,16 +205,16 @@ const char *HELP =
     "                       (Open MPI's mpi_yield_when_idle, set on the testbed), so a rank with something to\n"
     "                       do runs within a round of polls; off: the rank keeps the core its whole turn [on];\n"
     "                       --yield-poll S  one poll and yield [2.3e-06, measured on the testbed's host]\n"
-    "  --host-freezes PCT   with --host-cores: each core stopped PCT % of the time, in gaps of 50 us to 51 ms\n"
-    "                       as the hypervisor stopped the testbed's vCPUs (15.6 % over a bench job there):\n"
+    "  --host-freezes PCT   with --host-cores: each core stopped PCT %% of the time, in gaps of 50 us to 51 ms\n"
+    "                       as the hypervisor stopped the testbed's vCPUs (15.6 %% over a bench job there):\n"
     "                       its rank stops, and so does the network processing of machines m with\n"
-    "                       m % N == core; the switch ports keep their rate [0: never]\n"
+    "                       m %% N == core; the switch ports keep their rate [0: never]\n"
     "  --starts FILE        instead, replay recorded starts: timed call k takes the k-th line (cycled) of FILE\n"
     "                       for --algorithm and --block: ALGORITHM BLOCK REPETITION, then each rank's start in\n"
     "                       seconds after the earliest's (bench --backend testbed --record-starts writes it)\n"
     "  --pace auto|on|off   the executor's pacing [auto: on where link rates are known]\n"
     "  --pace-lead S        [the core's default for the plan]; --piece-size BYTES [64000]\n"
-    "  --pace-lead-share P  without --pace-lead, a step's lead is at most P % of its link time [8; 0: no cap]\n"
+    "  --pace-lead-share P  without --pace-lead, a step's lead is at most P %% of its link time [8; 0: no cap]\n"
     "  --print-settings     print the model's settings (TCP's behaviours, queues, MPI) for the options\n"
     "                       given, as one JSON object, and stop (no --topology needed; with one, after\n"
     "                       checking that the simulator takes it and the options given)\n"
@@ -237,7 +237,7 @@ const char *HELP =
     "exit status: 0 done (every byte checked right, where checked); 1 a byte arrived wrong (the JSON's\n"
     "  bad_bytes) or the trace could not be written; 2 an option or the topology refused, or a simulated\n"
     "  TCP connection gave up (15 retransmissions unanswered); 3 the run stood still (no message completed\n"
-    "  in 1,000 simulated seconds: what every waiting rank waits for is printed), --check-scoreboard\n"
+    "  in %.0f simulated seconds: what every waiting rank waits for is printed), --check-scoreboard\n"
     "  found a mismatch, or an internal error\n";
 
 double number(const char *opt, const char *text)
@@ -274,7 +274,7 @@ options parse(int argc, char **argv)
     options o;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
-        if (a == "--help" || a == "-h") { fputs(HELP, stdout); exit(0); }
+        if (a == "--help" || a == "-h") { printf(HELP, mpi_options().stall_seconds); exit(0); }
         if (a == "--check") { o.check = 1; continue; }
         if (a == "--no-check") { o.check = 0; continue; }
         if (a == "--check-scoreboard") { o.tcp.check_scoreboard = true; continue; }
