@@ -59,7 +59,7 @@ struct options {
     long long segment_size = 0, piece_size = 64000, mss = 1448, sndbuf = 0 /* auto */,
               rcvbuf = 4 << 20;
     int warmup = 1, repetitions = 3, buffer = 100, host_queue_packets = 1000, sync_depth = 1, fanout = 0;
-    double rate = 0, latency = 0, rto_min = 0.2, delayed_ack = 0.04, pace_lead = -1, nap = 200e-6;
+    double rate = tc_default("bandwidth"), latency = 0, rto_min = 0.2, delayed_ack = 0.04, pace_lead = -1, nap = 200e-6;
     double pace_lead_share = -1;   /* -1: the core's default where no lead is given */
     bool linux_cubic = true;       /* cubic's avoidance as Linux's (linux_cubic.h), else ns-3's TcpCubic */
     double give_up = 0;        /* simulated seconds a call may take before the run stops (0: no limit) */
@@ -567,7 +567,7 @@ void check_memory(const std::vector<char> &need, int p)
 
 net_options network_options(const options &o)
 {
-    return {o.rate > 0 ? o.rate : tc_default("bandwidth"), o.latency, o.buffer, o.host_queue_packets,
+    return {o.rate, o.latency, o.buffer, o.host_queue_packets,
             o.host_queue == "sparse-first", o.socket_lookup == "hash", o.tcp.gso_clumps};
 }
 

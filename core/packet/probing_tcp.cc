@@ -1120,12 +1120,10 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         g_probes++;
         sending scope(opt.small_queues ? this : nullptr);
         const uint32_t mss = m_tcb->m_segmentSize;
-        /* new data, if any (tcp_send_head): from the highest sequence sent,
-         * not from ns-3's next one, which a retransmission leaves inside
-         * the window; sent from there, the probe joined a SACKed segment
-         * and one not SACKed into one, ns-3's counts of SACKed bytes fell
-         * behind its segments, and a timeout later found less than a
-         * segment of window and sent nothing, ever again */
+        /* new data, if any, from the highest sequence sent (tcp_send_head):
+         * ns-3's next sequence can sit inside the window after a resend,
+         * and a send from there can join a SACKed segment with one not
+         * SACKed, putting ns-3's count of SACKed bytes out of step */
         const SequenceNumber32 high = m_tcb->m_highTxMark;
         if (m_txBuffer->SizeFromSequence(high) > 0) {
             const uint32_t n = TcpSocketBase::SendDataPacket(high, mss, true);

@@ -169,12 +169,12 @@ class HostQueueDisc : public QueueDisc {
         uint32_t left = 0;            /* its segments still queued */
         bool whole = false;           /* its last segment is queued */
         Time at;                      /* when it was queued */
+        uint32_t peer = 0;            /* to whom (set as it starts leaving) */
     };
     std::unordered_map<const QueueDiscItem *, std::shared_ptr<gso_packet>> packet_of;   /* a queued segment's */
     std::shared_ptr<gso_packet> queuing;   /* the GSO packet being queued */
-    std::shared_ptr<gso_packet> sending;   /* the GSO packet leaving, its rest next: */
+    std::shared_ptr<gso_packet> sending;   /* the GSO packet leaving, its rest next */
     std::unordered_map<uint32_t, std::pair<Time, uint32_t>> clump_of;   /* flow -> its last frame out, its clump's frames */
-    uint32_t packet_peer = 0;         /* to this peer */
     std::unordered_map<uint32_t, uint32_t> bulk;   /* flow hash -> its packets in the bulk */
     std::unordered_map<const QueueDiscItem *, small_queue_owner *> owner;   /* a queued data segment's socket */
     std::unordered_map<uint32_t, size_t> peer_queue;   /* peer address -> its bulk FIFO (internal queue 1, 2, ...) */
@@ -317,7 +317,7 @@ class HostQueueDisc : public QueueDisc {
             return nullptr;
         }
         /* the rest of a GSO packet goes next (to_front), whatever the buckets */
-        if (sending && (sending->left == 0 || !to_front(packet_peer))) sending = nullptr;
+        if (sending && (sending->left == 0 || !to_front(sending->peer))) sending = nullptr;
         if (!sending && shape_bps > 0) {
             if (GetInternalQueue(0)->IsEmpty() && turn.empty()) return nullptr;
             if (GetInternalQueue(0)->IsEmpty()) {   /* the first peer in turn whose own bucket lets it send */
@@ -364,7 +364,7 @@ class HostQueueDisc : public QueueDisc {
         item = GetInternalQueue(q)->Dequeue();
         if (auto g = item && !sending ? packet_of.find(PeekPointer(item)) : packet_of.end();
             g != packet_of.end() && g->second->bytes <= bucket_bytes && g->second->left > 1)
-            sending = g->second, packet_peer = peer;
+            sending = g->second, sending->peer = peer;
         if (!GetInternalQueue(q)->IsEmpty()) {
             turn.emplace_back(q, peer);
         } else {   /* back to the pool */
