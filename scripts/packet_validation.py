@@ -27,9 +27,10 @@
         pooled simulated median / pooled testbed median at each point, with a
         90 % bootstrap interval; several recordings (each replayed as TAG) pool
         their runs
-  packet_validation.py agreement DIR1 DIR2
-        the testbed against itself: DIR2's pooled median / DIR1's at each point,
-        the same interval and count, to set the simulator's beside
+  packet_validation.py agreement DIR1[,DIR...] DIR2[,DIR...]
+        the testbed against itself: the second recordings' pooled median / the
+        first's at each point, the same interval and count, to set the
+        simulator's beside
 
 Run `record` on an idle machine (about 35 minutes; 25 with --in-turn); `replay`
 takes 10-15 minutes with two jobs (JOBS=n to change) and its results do not
@@ -369,8 +370,9 @@ def compare(dirs: list[Path], tags: list[str]) -> None:
         ratios(tag, ("testbed", "simulated"), tb, simulated_runs(dirs, tag))
 
 
-def agreement(first: Path, second: Path) -> None:
-    ratios(f"{second} / {first}", ("first", "second"), testbed_runs([first]), testbed_runs([second]))
+def agreement(first: list[Path], second: list[Path]) -> None:
+    names = [",".join(map(str, dirs)) for dirs in (first, second)]
+    ratios(f"{names[1]} / {names[0]}", ("first", "second"), testbed_runs(first), testbed_runs(second))
 
 
 def main(argv: list[str]) -> None:
@@ -388,7 +390,7 @@ def main(argv: list[str]) -> None:
     elif argv[0] == "agreement":
         if len(argv) != 3:
             sys.exit(__doc__)
-        agreement(d, Path(argv[2]))
+        agreement([Path(x) for x in argv[1].split(",")], [Path(x) for x in argv[2].split(",")])
     else:
         compare([Path(x) for x in argv[1].split(",")], argv[2:])
 

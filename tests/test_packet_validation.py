@@ -6,6 +6,7 @@ import csv
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -45,12 +46,19 @@ def lines(out: str) -> dict:
 def test_agreement_marks_the_points_apart(tmp_path, capsys):
     first = recording(tmp_path / "a", {POINTS[0]: [0.30] * 3, POINTS[1]: [0.30] * 3})
     second = recording(tmp_path / "b", {POINTS[0]: [0.31] * 3, POINTS[1]: [0.40] * 3})
-    pv.agreement(first, second)
+    pv.agreement([first], [second])
     out = capsys.readouterr().out
     got = lines(out)
     assert "1.03" in got[("linear", "32K")] and "X" not in got[("linear", "32K")]
     assert "1.33" in got[("pairwise", "32K")] and got[("pairwise", "32K")].endswith("X")
     assert "1 of 2 within 10 %" in out
+    # recordings on either side pool their runs: pairwise's six first runs put its median between the two
+    third = recording(tmp_path / "c", {POINTS[0]: [0.30] * 3, POINTS[1]: [0.36] * 3})
+    pv.agreement([first, third], [second])
+    out = capsys.readouterr().out
+    assert "/a," in out and "/c" in out
+    got = lines(out)
+    assert re.search(r"first +330\.0 ms +second +400\.0 ms +1\.21 ", got[("pairwise", "32K")]), got
 
 
 def test_compare_pools_recordings(tmp_path, capsys):
@@ -128,7 +136,7 @@ def test_compare_names_a_missing_recording_or_replay(tmp_path):
     with pytest.raises(SystemExit, match="no testbed recording there"):
         pv.compare([a, tmp_path / "missing"], ["t"])
     with pytest.raises(SystemExit, match="no testbed recording there"):
-        pv.agreement(a, tmp_path / "missing")
+        pv.agreement([a], [tmp_path / "missing"])
 
 
 FAKE_BENCH = '''#!{python}

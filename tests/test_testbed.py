@@ -267,6 +267,52 @@ def test_host_queue_holds_the_link_rate_at_the_millisecond(testbed, kind):
     assert most <= _core.shaper_bucket(100e6) + 100e6 / 8 * 1e-3 + net.MTU_FRAME, (kind, most)
 
 
+def rps_masks():
+    """Each veth's rps_cpus (the CPUs its received frames are steered to), by namespace and device."""
+    masks = {}
+    for ns in namespaces():
+        out = subprocess.run(["ip", "netns", "exec", ns, "sh", "-c",
+                              "for d in /sys/class/net/*/queues/rx-0/rps_cpus; do echo $d $(cat $d); done"],
+                             capture_output=True, text=True).stdout
+        for path, mask in (line.split() for line in out.splitlines()):
+            dev = path.split("/")[4]
+            if dev not in ("lo", "br0"):
+                masks[ns, dev] = mask
+    return masks
+
+
+def test_each_flow_crosses_in_order_unless_asked(testbed, capsys):
+    """By default every veth end steers a flow's frames to one CPU by the
+    flow's hash (RPS over the CPUs this process may use), so a flow crosses
+    the emulated network in order; --flow-order any leaves the kernel's
+    default (no steering), and the bench runs only on a testbed whose flow
+    order is the one asked for."""
+    from topocoll import Topology, TopocollError
+    from topocoll.bench.testbed import TestbedBackend
+    links = len(Topology.synthetic("star:2,2").links())
+    masks = rps_masks()
+    assert len(masks) == 2 * links
+    cpus = sum(1 << c for c in os.sched_getaffinity(0))
+    assert {int(m.replace(",", ""), 16) for m in masks.values()} == {cpus}, masks
+    assert net.status()["flow_order"] == "kept"
+    assert main(["testbed", "status"]) == 0 and "flow order kept" in capsys.readouterr().out
+    main(["testbed", "down"])
+    assert main(["testbed", "up", "star:2,2", "--flow-order", "any"]) == 0
+    masks = rps_masks()
+    assert len(masks) == 2 * links and all(int(m.replace(",", ""), 16) == 0 for m in masks.values()), masks
+    with pytest.raises(TopocollError, match="flow_order=any, not kept"):
+        TestbedBackend("star:2,2", Topology.synthetic("star:2,2"), 100e6)
+    with pytest.raises(TopocollError, match="flow order 'sorted'"):
+        net.up(Topology.synthetic("3"), "3", 100e6, flow_order="sorted")
+
+
+def test_cpu_masks_as_sysfs_writes_them():
+    assert net.cpu_mask([0, 1]) == "00000003"
+    assert net.cpu_mask([1]) == "00000002"
+    assert net.cpu_mask([0, 33]) == "00000002,00000001"
+    assert net.cpu_mask(range(64)) == "ffffffff,ffffffff"
+
+
 def test_down_leaves_nothing(capsys):
     main(["testbed", "down"])
     assert main(["testbed", "up", "chain:1,1", "--host-queue", "fifo"]) == 0

@@ -121,6 +121,7 @@ SETTING_WORDS = {
     "rate_bps": lambda v: f"{format_rate(float(v))} links",
     "buffer_packets": lambda v: f"{v}-packet switch ports",
     "host_queue": lambda v: f"{v} host queues",
+    "flow_order": lambda v: f"flow order {v}",
     "congestion": lambda v: f"TCP {v}",
     "rto_min": lambda v: f"RTO min {v}",
     "mca": lambda v: str(v),

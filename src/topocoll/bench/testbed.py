@@ -60,7 +60,7 @@ class TestbedBackend:
     def __init__(self, topology_arg: str, topology: Topology, rate_bps: float, buffer_packets: int = 100,
                  rto_min: str | None = None, mca: dict | None = None, sync_depth: int | None = None,
                  counts: list[int] | None = None, env: dict | None = None, collective: str = "alltoall",
-                 host_queue: str = net.DEFAULT_HOST_QUEUE):
+                 host_queue: str = net.DEFAULT_HOST_QUEUE, flow_order: str = net.DEFAULT_FLOW_ORDER):
         net.require_root()
         self.topology = topology
         self.topology_arg = str(Path(topology_arg).resolve()) if Path(topology_arg).exists() else topology_arg
@@ -80,14 +80,15 @@ class TestbedBackend:
             raise TopocollError("invalid argument", f"a testbed for '{record['name']}' is up; 'topocoll testbed down' "
                                                     "first")
         if record and record.get("up"):
-            for key, want in (("host_queue", host_queue), ("buffer_packets", buffer_packets),
+            for key, want in (("host_queue", host_queue), ("flow_order", flow_order), ("buffer_packets", buffer_packets),
                               ("rto_min", rto_min or net.KERNEL_RTO)):
                 if record[key] != want:
                     raise TopocollError("invalid argument", f"the testbed that is up has {key}={record[key]}, "
                                                             f"not {want}; 'topocoll testbed down' first")
         if not record or not record.get("up"):
             net.down()
-            net.up(topology, self.topology_arg, rate_bps, buffer_packets, rto_min, host_queue=host_queue)
+            net.up(topology, self.topology_arg, rate_bps, buffer_packets, rto_min, host_queue=host_queue,
+                   flow_order=flow_order)
             self.brought_up = True
         self.record = net.status()
         self.load = [os.getloadavg()[0]]
@@ -98,7 +99,7 @@ class TestbedBackend:
     def settings(self) -> dict:
         return {"rate_bps": self.record["rate_bps"], "buffer_packets": self.record["buffer_packets"],
                 "rto_min": self.record["rto_min"], "congestion": self.record["congestion"],
-                "host_queue": self.record["host_queue"],
+                "host_queue": self.record["host_queue"], "flow_order": self.record["flow_order"],
                 "mca": " ".join(f"{k}={v}" for k, v in sorted(self.mca.items())) or "Open MPI defaults",
                 "sync_depth": self.sync_depth or "default",
                 "pace": self.env.get("TOPOCOLL_PACE", "auto"), "pace_lead": self.env.get("TOPOCOLL_PACE_LEAD", DEFAULT_LEAD),

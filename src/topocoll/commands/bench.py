@@ -157,6 +157,10 @@ def make_backend(args, machines, counts, env: dict | None = None, collective: st
                                                 "goes with --backend mpirun)")
     if getattr(args, "record_starts", None) and (args.backend != "testbed" or collective != "alltoall"):
         raise TopocollError("invalid argument", "--record-starts: the testbed's (--backend testbed), for alltoall")
+    from ..testbed.net import DEFAULT_FLOW_ORDER
+    if args.flow_order != DEFAULT_FLOW_ORDER and args.backend != "testbed":
+        raise TopocollError("invalid argument", f"--flow-order {args.flow_order}: the testbed's (--backend testbed); "
+                                                "the packet back-end's tree keeps every flow in order")
     if args.backend == "packet":
         from ..bench.packet import PacketBackend
         return PacketBackend(args.topology, machines, rate(args.bandwidth), parse_time(args.latency),
@@ -181,7 +185,8 @@ def make_backend(args, machines, counts, env: dict | None = None, collective: st
     from ..testbed.mpi import mca_params
     mca = mca_params(args.mca)
     return TestbedBackend(args.topology, machines, rate(args.bandwidth), args.buffer, args.rto_min, mca,
-                          args.sync_depth, counts=counts, env=env, collective=collective, host_queue=args.host_queue)
+                          args.sync_depth, counts=counts, env=env, collective=collective, host_queue=args.host_queue,
+                          flow_order=args.flow_order)
 
 
 def tuning_env(path: str | None, machines) -> dict:

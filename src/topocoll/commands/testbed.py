@@ -9,7 +9,7 @@ from ..common import add_actions, add_topology_argument, emit_json, load_topolog
 
 def add_network_arguments(p, prefix=""):
     """The testbed's network options, for `testbed up` and `bench --backend testbed`."""
-    from ..testbed.net import DEFAULT_HOST_QUEUE, HOST_QUEUES
+    from ..testbed.net import DEFAULT_FLOW_ORDER, DEFAULT_HOST_QUEUE, FLOW_ORDERS, HOST_QUEUES
     p.add_argument("--buffer", type=int, default=100, metavar="PACKETS",
                    help=prefix + "switch-port queue in packets (default %(default)s)")
     p.add_argument("--rto-min", help=prefix + "TCP minimum retransmission timeout on every route, e.g. 10ms "
@@ -20,6 +20,11 @@ def add_network_arguments(p, prefix=""):
                    "as a stock Debian host's fq_codel does; short-first (testbed only) sends any packet under 128 "
                    "bytes ahead of bulk data, so a connection's ACKs overtake its own data (the testbed's default "
                    "before 2026-11-27); fifo, one queue (default %(default)s)")
+    p.add_argument("--flow-order", default=DEFAULT_FLOW_ORDER, choices=list(FLOW_ORDERS),
+                   help=prefix + "kept: each veth steers a flow's frames to one CPU by the flow's hash (RPS), so a "
+                   "flow crosses the emulated network in order, as through a switch; any: the kernel's default, "
+                   "where two CPUs can swap a flow's frames (the testbed's only behaviour before 2026-12-05; "
+                   "the packet back-end's tree always keeps flows in order) (default %(default)s)")
 
 
 description = "bring up an emulated switched cluster (network namespaces, shaped links) and run MPI on it"
@@ -63,9 +68,10 @@ def run_up(args):
             sys.stderr.write("\n")
 
     record = net.up(topo, args.topology, rate(args.rate), args.buffer, args.rto_min, args.congestion, progress,
-                    args.host_queue)
+                    args.host_queue, args.flow_order)
     print(f"testbed up: {len(record['machines'])} machines, {len(record['switches'])} switches, "
-          f"{args.rate} links, {args.buffer}-packet switch ports, {args.host_queue} host queues, {args.congestion}, "
+          f"{args.rate} links, {args.buffer}-packet switch ports, {args.host_queue} host queues, "
+          f"flow order {args.flow_order}, {args.congestion}, "
           f"RTO min {record['rto_min']}")
     return 0
 
@@ -92,7 +98,7 @@ def run_status(args):
     state = "up" if record["up"] else f"BROKEN (missing {', '.join(record['missing'])})"
     print(f"testbed {state}: {record['name']} ({len(record['machines'])} machines, {len(record['switches'])} "
           f"switches), {record['rate_bps'] / 1e6:g} Mbit/s, {record['buffer_packets']}-packet ports, "
-          f"{record['host_queue']} host queues, "
+          f"{record['host_queue']} host queues, flow order {record['flow_order']}, "
           f"{record['congestion']}, RTO min {record['rto_min']}, since {record['created']}")
     return 0 if record["up"] else 1
 

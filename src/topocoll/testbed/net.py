@@ -14,7 +14,11 @@ zero-byte syncs -- ahead of a bulk flow's backlog and keeps each flow's
 packets in order; this kernel has no fq_codel, so htb with a class per peer
 machine stands in for it, under a tbf that holds the link's rate at the
 millisecond as a NIC does (``short-first``: small packets ahead of all bulk
-data, by length alone; ``fifo``: one FIFO).  TSO, GSO and GRO are off on every veth,
+data, by length alone; ``fifo``: one FIFO).  Each veth hands a flow's frames
+to one CPU's backlog, chosen by the flow's hash (RPS over every CPU,
+``--flow-order kept``): a switch keeps a flow in order, where the kernel's
+default, each frame processed on the CPU that handed it over, lets two CPUs
+swap a flow's frames (``--flow-order any``).  TSO, GSO and GRO are off on every veth,
 so frames are real-sized, and bridges do not call netfilter.  Each machine gets
 its address in 10.123.0.0/16, a route with cubic congestion control (the
 namespace inherits the host's default, bbr here, and cannot change it) and the
@@ -49,6 +53,11 @@ NIC_QUEUE = 1000          # a NIC's default txqueuelen
 KERNEL_RTO = "kernel default"   # the record's rto_min when --rto-min is not given
 LINE_HANDLE = "10"       # the tbf above a machine's htb (which is 1:)
 MAX_PEER_CLASSES = 0xffff - 0x100   # sparse-first's htb classes 1:100 and up, one a peer and one for the rest
+#: how a flow's frames cross the emulated network: "kept" in order (each veth
+#: steers a flow to one CPU by its hash), "any" (the kernel's default: the CPU
+#: that hands a frame over processes it, and two can swap a flow's frames)
+FLOW_ORDERS = ("kept", "any")
+DEFAULT_FLOW_ORDER = FLOW_ORDERS[0]
 
 
 def machine_ns(name: str) -> str:
@@ -179,6 +188,30 @@ def fifo(ns: str, dev: str, rate_bps: float, queue_packets: int, peers: tuple[st
     tbf(ns, dev, rate_bps, queue_packets)
 
 
+def cpu_mask(cpus) -> str:
+    """The CPUs as a sysfs cpumask: hex words of 32 bits, the highest first,
+    comma-separated (rps_cpus refuses bits past the last CPU)."""
+    bits = sum(1 << c for c in cpus)
+    words = []
+    while True:
+        words.append(f"{bits & 0xffffffff:08x}")
+        bits >>= 32
+        if not bits:
+            return ",".join(reversed(words))
+
+
+def keep_flow_order(ns: str, dev: str) -> None:
+    """RPS on dev's receive queue over every CPU this process may use: a
+    frame the veth receives joins the backlog of the CPU its flow's hash
+    picks, so a flow's frames are processed in one queue, in order."""
+    path = f"/sys/class/net/{dev}/queues/rx-0/rps_cpus"
+    proc = sh("tee", path, ns=ns, input=cpu_mask(sorted(os.sched_getaffinity(0))), check=False)
+    if proc.returncode != 0:
+        raise TopocollError("unsupported", f"testbed: --flow-order kept steers each flow to one CPU (RPS), but "
+                                           f"{path} in {ns} could not be written ({proc.stderr.strip()}); a kernel "
+                                           "without CONFIG_RPS? '--flow-order any' runs without it")
+
+
 def peer_addresses(machines: list[str], machine: str) -> tuple[str, ...]:
     """The addresses of every machine but `machine`, in the topology's order."""
     return tuple(address(i) for i, m in enumerate(machines) if m != machine)
@@ -192,16 +225,19 @@ DEFAULT_HOST_QUEUE = next(iter(HOST_QUEUES))
 
 def up(topo: Topology, topology_arg: str, rate_bps: float, buffer_packets: int = 100,
        rto_min: str | None = None, congestion: str = "cubic", progress=None,
-       host_queue: str = DEFAULT_HOST_QUEUE) -> dict:
+       host_queue: str = DEFAULT_HOST_QUEUE, flow_order: str = DEFAULT_FLOW_ORDER) -> dict:
     """Build the testbed for the topology; returns its record."""
     require_root()
     if host_queue not in HOST_QUEUES:
         raise TopocollError("invalid argument", f"host queue '{host_queue}'; valid: {', '.join(HOST_QUEUES)}")
+    if flow_order not in FLOW_ORDERS:
+        raise TopocollError("invalid argument", f"flow order '{flow_order}'; valid: {', '.join(FLOW_ORDERS)}")
     if our_namespaces():
         raise TopocollError("invalid argument", "a testbed is already up ('topocoll testbed down' first)")
     machines, switches = topo.machines, topo.switches
     record = {"topology": topology_arg, "name": topo.name, "rate_bps": rate_bps, "buffer_packets": buffer_packets,
               "rto_min": rto_min or KERNEL_RTO, "congestion": congestion, "host_queue": host_queue,
+              "flow_order": flow_order,
               "machines": machines,
               "switches": switches, "addresses": {m: address(i) for i, m in enumerate(machines)},
               "created": time.strftime("%Y-%m-%d %H:%M:%S")}
@@ -236,6 +272,8 @@ def up(topo: Topology, topology_arg: str, rate_bps: float, buffer_packets: int =
             sh("ip", "link", "add", cdev, "netns", cns, "type", "veth", "peer", "name", pdev, "netns", pns)
             for ns, dev in ((cns, cdev), (pns, pdev)):
                 sh("ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", ns=ns, check=False)
+                if flow_order == "kept":
+                    keep_flow_order(ns, dev)
                 sh("ip", "link", "set", dev, "up", ns=ns)
             if cdev == "up0":
                 sh("ip", "link", "set", cdev, "master", "br0", ns=cns)
@@ -286,6 +324,7 @@ def status() -> dict | None:
         return {"up": False, "stray_namespaces": found} if found else None
     record = json.loads(STATE.read_text())
     record.setdefault("host_queue", "fifo")        # a record from before the option
+    record.setdefault("flow_order", "any")         # likewise
     expected = {machine_ns(m) for m in record["machines"]} | {switch_ns(s) for s in record["switches"]}
     record["up"] = expected <= set(found)
     record["missing"] = sorted(expected - set(found))
