@@ -585,7 +585,7 @@ def test_simulator_refuses_bad_topologies(tmp_path):
     (["--starts", "/nonexistent/s.txt"], "no file '/nonexistent/s.txt'"),
     (["--record-starts", "s.txt"], "--record-starts: the testbed's"),
     (["--host-queue", "short-first"], "--host-queue short-first: the packet back-end models"),
-    (["--flow-order", "any"], "--flow-order any: the testbed's (--backend testbed); the packet back-end's tree keeps"),
+    (["--flow-order", "any"], "--flow-order any: the emulated cluster's (--backend testbed)"),
     (["--bandwidth", "100kbit"], "--backend packet: link n0 - s0 (the rate for links without one): 100kbit is below"),
     (["--latency", "2s"], "--backend packet: link n0 - s0: a latency of 2s is over the packet simulator's limit"),
     (["--sizes", "0"], "--backend packet: --sizes: '0' is not a whole number in [1, 1073741824]"),

@@ -159,8 +159,8 @@ def make_backend(args, machines, counts, env: dict | None = None, collective: st
         raise TopocollError("invalid argument", "--record-starts: the testbed's (--backend testbed), for alltoall")
     from ..testbed.net import DEFAULT_FLOW_ORDER
     if args.flow_order != DEFAULT_FLOW_ORDER and args.backend != "testbed":
-        raise TopocollError("invalid argument", f"--flow-order {args.flow_order}: the testbed's (--backend testbed); "
-                                                "the packet back-end's tree keeps every flow in order")
+        raise TopocollError("invalid argument", f"--flow-order {args.flow_order}: the emulated cluster's "
+                                                "(--backend testbed); the other back-ends do not set how a flow crosses")
     if args.backend == "packet":
         from ..bench.packet import PacketBackend
         return PacketBackend(args.topology, machines, rate(args.bandwidth), parse_time(args.latency),
