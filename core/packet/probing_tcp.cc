@@ -968,9 +968,11 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         if (reo_mark_lost(min_rtt.IsPositive() ? std::min(min_rtt / 4, m_rtt->GetEstimate()) : Time(0), wait))
             return reo_recover();
         if (wait.IsNegative() || (delivered_sent == rack_before && reo_timer.IsRunning())) return;
-        /* expires at jiffies + usecs_to_jiffies(wait) + 2, on the tick */
+        /* expires at jiffies + usecs_to_jiffies(wait + 2 ms), on the tick
+         * (tcp_rack_mark_lost; 6.1 added two whole ticks instead, 8-12 ms
+         * for a wait of microseconds where the testbed's 6.18 takes 0-4) */
         const int64_t now = Simulator::Now().GetNanoSeconds();
-        const int64_t ticks = linux_ticks(wait.GetNanoSeconds()) + 2;
+        const int64_t ticks = linux_timeout_ticks(wait.GetNanoSeconds());
         reo_timer.Cancel();
         reo_timer = Simulator::Schedule(NanoSeconds((now / LINUX_TICK_NS + ticks) * LINUX_TICK_NS - now),
                                         &ProbingTcp::reo_timeout, this);

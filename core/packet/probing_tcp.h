@@ -150,6 +150,13 @@ constexpr uint32_t LINUX_FASTRETRANS_THRESH = 3;
 constexpr int64_t LINUX_TICK_NS = 4000000;
 /* whole ticks in `ns`, rounded up (usecs_to_jiffies) */
 constexpr int64_t linux_ticks(int64_t ns) { return (ns + LINUX_TICK_NS - 1) / LINUX_TICK_NS; }
+/* the least a RACK or loss-probe timer waits beyond its own time (TCP_TIMEOUT_MIN_US) */
+constexpr int64_t LINUX_TIMEOUT_MIN_NS = 2000000;
+/* the ticks Linux (6.18, as the testbed runs) sets such a timer for: its wait
+ * plus 2 ms in whole ticks (usecs_to_jiffies); it fires on the last of them */
+constexpr int64_t linux_timeout_ticks(int64_t wait_ns) { return linux_ticks(wait_ns + LINUX_TIMEOUT_MIN_NS); }
+static_assert(linux_timeout_ticks(2000) == 1 && linux_timeout_ticks(2000000) == 1 && linux_timeout_ticks(2000001) == 2,
+              "a wait of microseconds fires within a tick (0-4 ms), one over 2 ms within two");
 /* A connected-socket factory for a node: the subclass below, with the
  * node's TCP defaults (congestion control, recovery, RTT estimator). */
 ns3::Ptr<ns3::Socket> probing_tcp_socket(ns3::Ptr<ns3::Node> node, const probing_tcp_options &o);
