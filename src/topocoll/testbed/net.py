@@ -192,12 +192,7 @@ def cpu_mask(cpus) -> str:
     """The CPUs as a sysfs cpumask: hex words of 32 bits, the highest first,
     comma-separated (rps_cpus refuses bits past the last CPU)."""
     bits = sum(1 << c for c in cpus)
-    words = []
-    while True:
-        words.append(f"{bits & 0xffffffff:08x}")
-        bits >>= 32
-        if not bits:
-            return ",".join(reversed(words))
+    return ",".join(reversed([f"{bits >> at & 0xffffffff:08x}" for at in range(0, max(bits.bit_length(), 1), 32)]))
 
 
 def keep_flow_order(ns: str, dev: str) -> None:
@@ -228,10 +223,9 @@ def up(topo: Topology, topology_arg: str, rate_bps: float, buffer_packets: int =
        host_queue: str = DEFAULT_HOST_QUEUE, flow_order: str = DEFAULT_FLOW_ORDER) -> dict:
     """Build the testbed for the topology; returns its record."""
     require_root()
-    if host_queue not in HOST_QUEUES:
-        raise TopocollError("invalid argument", f"host queue '{host_queue}'; valid: {', '.join(HOST_QUEUES)}")
-    if flow_order not in FLOW_ORDERS:
-        raise TopocollError("invalid argument", f"flow order '{flow_order}'; valid: {', '.join(FLOW_ORDERS)}")
+    for what, value, valid in (("host queue", host_queue, HOST_QUEUES), ("flow order", flow_order, FLOW_ORDERS)):
+        if value not in valid:
+            raise TopocollError("invalid argument", f"{what} '{value}'; valid: {', '.join(valid)}")
     if our_namespaces():
         raise TopocollError("invalid argument", "a testbed is already up ('topocoll testbed down' first)")
     machines, switches = topo.machines, topo.switches
