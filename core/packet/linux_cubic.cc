@@ -124,7 +124,8 @@ void LinuxCubic::PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked, cons
     if (in_epoch && last_ack - epoch_start < SAMPLES_SKIPPED) return;
     const uint32_t delay = std::max<uint32_t>(1, (uint32_t)sample.GetMicroSeconds());
     if (delay_min_us == 0 || delay < delay_min_us) delay_min_us = delay;
-    if (!found && tcb->m_cWnd < tcb->m_ssThresh && tcb->GetCwndInSegments() >= HYSTART_LOW_WINDOW)
+    if (!found && tcb->m_cWnd < tcb->m_ssThresh &&
+        (rounds_below_low_window || tcb->GetCwndInSegments() >= HYSTART_LOW_WINDOW))
         hystart_update(tcb, delay);
 }
 
@@ -140,6 +141,7 @@ void LinuxCubic::hystart_reset(Ptr<const TcpSocketState> tcb)
 void LinuxCubic::hystart_update(Ptr<TcpSocketState> tcb, uint32_t delay_us)
 {
     if (!round_begun || tcb->m_lastAckedSeq > end_seq) hystart_reset(tcb);
+    if (tcb->GetCwndInSegments() < HYSTART_LOW_WINDOW) return;   /* a round begun below it (rounds_below_low_window) */
     const Time now = Simulator::Now();
     bool train = false, delay = false;
     if (now - train_last <= hystart_ack_delta) {   /* the ACK train */

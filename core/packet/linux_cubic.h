@@ -58,6 +58,13 @@ class LinuxCubic : public ns3::TcpCubic {
     std::function<uint32_t(uint32_t)> newly_delivered;
     /* HyStart as Linux's (above), else ns-3's */
     bool linux_hystart = false;
+    /* Linux's HyStart begins its rounds below the low window too, so a train
+     * already long when the window reaches 16 segments ends the slow start
+     * there (Linux 6.14 on and the stable kernels, "tcp_cubic: fix incorrect
+     * HyStart round start detection"; the testbed's 6.18); else a round
+     * begins at the low window, as in Linux 5.8-6.13, and no slow start
+     * ends below 17 */
+    bool rounds_below_low_window = false;
     /* Linux's HyStart: the longest gap between two ACKs of a train */
     ns3::Time hystart_ack_delta = ns3::MicroSeconds(LINUX_HYSTART_ACK_DELTA_US);
     /* a slow start HyStart ended (Linux's), for the run's counters: by the

@@ -119,6 +119,10 @@ const char *HELP =
     "  --ack-rtt on|off     with Linux's HyStart: each ACK's own round-trip sample (from the latest segment it\n"
     "                       newly acknowledges or SACKs; none if it acknowledges a retransmission), as\n"
     "                       Linux's cubic takes it; off: ns-3's smoothed RTT, at every call (several an ACK) [on]\n"
+    "  --hystart-rounds on|off  with Linux's HyStart: its rounds begin below its low window of 16 segments\n"
+    "                       too, so a train already long at 16 ends the slow start there, as Linux's since\n"
+    "                       6.14 (the testbed's 6.18); off: a round begins at the low window, as in 5.8-6.13\n"
+    "                       [off: see docs/packet.md]\n"
     "  --hystart-ack-delta US  with Linux's HyStart: the longest gap between two ACKs of a train, 1 to\n"
     "                       1,000,000 us, as tcp_cubic's hystart_ack_delta_us (/sys/module/tcp_cubic/parameters) [2000]\n"
     "  --rto-min S          TCP's minimum RTO, up to 60 s [0.2]\n"
@@ -329,6 +333,7 @@ options parse(int argc, char **argv)
         else if (a == "--reo-window") o.tcp.reo_window = on_off(a.c_str(), v);
         else if (a == "--count-delivered") o.tcp.count_delivered = on_off(a.c_str(), v);
         else if (a == "--linux-hystart") o.tcp.linux_hystart = on_off(a.c_str(), v);
+        else if (a == "--hystart-rounds") o.tcp.hystart_rounds = on_off(a.c_str(), v);
         else if (a == "--ack-rtt") o.tcp.ack_rtt = on_off(a.c_str(), v);
         else if (a == "--hystart-ack-delta") o.tcp.hystart_ack_delta_us = (uint32_t)whole(a.c_str(), v, 1, 1000000);
         else if (a == "--small-queues") o.tcp.small_queues = on_off(a.c_str(), v);
@@ -374,7 +379,7 @@ options parse(int argc, char **argv)
         usage_error("--congestion: '" + o.congestion + "'; valid: cubic, newreno");
     if (o.congestion != "cubic") o.linux_cubic = false;   /* it replaces cubic only */
     if (!o.linux_cubic) o.tcp.count_delivered = o.tcp.linux_hystart = false;   /* parts of Linux's cubic */
-    if (!o.tcp.linux_hystart) o.tcp.ack_rtt = false;   /* the samples of Linux's HyStart */
+    if (!o.tcp.linux_hystart) o.tcp.ack_rtt = o.tcp.hystart_rounds = false;   /* parts of Linux's HyStart */
     if (!o.tcp.probes) o.tcp.linux_tlp = false;   /* the probe's timer: no probe, no timer */
     if (!o.tcp.small_queues) o.tcp.tsq_gso = false;   /* how small queues count */
     if (!o.tcp.tsq_gso) o.tcp.gso_clumps = false;         /* the packets it keeps together */
@@ -598,7 +603,7 @@ std::string tcp_behaviours_json(const options &o)
         {"small_queues", o.tcp.small_queues},   {"forward_retransmits", o.tcp.forward_retransmits},
         {"timeout_keeps_ssthresh", o.tcp.timeout_keeps_ssthresh}, {"rack_recovery", o.tcp.rack_recovery}, {"rack_ties", o.tcp.rack_ties}, {"reo_window", o.tcp.reo_window},
         {"linux_cubic", o.linux_cubic},         {"count_delivered", o.tcp.count_delivered},
-        {"linux_hystart", o.tcp.linux_hystart}, {"linux_rto", o.tcp.linux_rto},
+        {"linux_hystart", o.tcp.linux_hystart}, {"hystart_rounds", o.tcp.hystart_rounds}, {"linux_rto", o.tcp.linux_rto},
         {"linux_tlp", o.tcp.linux_tlp},         {"linux_prr", o.tcp.linux_prr},
         {"sack_compression", o.tcp.sack_compression}, {"ack_rtt", o.tcp.ack_rtt},
         {"tsq_gso", o.tcp.tsq_gso},             {"window_in_packets", o.tcp.window_in_packets},

@@ -470,6 +470,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
             c->may_grow = [this] { return cwnd_limited(); };
             c->linux_hystart = opt.linux_hystart;
             c->hystart_ack_delta = MicroSeconds(opt.hystart_ack_delta_us);
+            c->rounds_below_low_window = opt.hystart_rounds;
             c->pacing_rate = [this] { return pacing_rate(); };
             c->hystart_exit = [](bool train, bool delay, uint32_t cwnd) {
                 g_hystart.exits++;

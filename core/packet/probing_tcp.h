@@ -97,6 +97,12 @@ struct probing_tcp_options {
      * ns-3's (linux_cubic.h; its exits come to the testbed kernel's count,
      * docs/results/2026-11-29-packet-host-cores.md) */
     bool linux_hystart = true;
+    /* Linux's HyStart begins its rounds below its low window, as Linux 6.14
+     * on (linux_cubic.h): the testbed's kernel ends most first slow starts
+     * at 16 segments, as this does, where rounds begun at the low window
+     * end them at 18-22; off by default: on, the validation grid moves
+     * away (docs/results/2026-12-05-packet-hystart-rounds.md) */
+    bool hystart_rounds = false;
     /* Linux's HyStart takes each ACK's own round-trip sample (probing_tcp.cc:
      * rtt_of), as Linux's cubic does; else the RTT ns-3 hands the congestion
      * control, its smoothed one */

@@ -78,6 +78,7 @@ def describe_model(m: dict) -> str:
              ("count_delivered", "the window grown by what an ACK delivers", None),
              ("linux_hystart", "Linux's HyStart", "ns-3's HyStart"),
              ("ack_rtt", "HyStart on each ACK's round trip", "HyStart on ns-3's smoothed RTT"),
+             ("hystart_rounds", "HyStart's rounds begun below its low window", None),
              ("linux_rto", "Linux's retransmission timer", "ns-3's retransmission timer"),
              ("linux_tlp", "Linux's loss probe timer", None),
              ("linux_prr", "Linux's rate reduction in recovery", "ns-3's rate reduction in recovery"),
@@ -89,7 +90,7 @@ def describe_model(m: dict) -> str:
              ("gso_clumps", "GSO packets leaving machines whole", None),
              ("linux_receive", "Linux's receive window and stretch ACKs", None),
              ("window_in_packets", "restarts after idle in whole segments", None)]
-    within = {"ack_rtt": "linux_hystart", "tsq_gso": "small_queues", "gso_clumps": "tsq_gso"}   # a part of another behaviour: said only where that one runs
+    within = {"ack_rtt": "linux_hystart", "hystart_rounds": "linux_hystart", "tsq_gso": "small_queues", "gso_clumps": "tsq_gso"}   # a part of another behaviour: said only where that one runs
     parts += [said for said in (on if m[key] else off for key, on, off in flags
                                 if m[within.get(key, key)] or key not in within) if said]
     if m["linux_cubic"] and m["linux_hystart"] and "hystart_ack_delta_us" in m:
