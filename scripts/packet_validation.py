@@ -375,6 +375,11 @@ def agreement(first: list[Path], second: list[Path]) -> None:
     ratios(f"{names[1]} / {names[0]}", ("first", "second"), testbed_runs(first), testbed_runs(second))
 
 
+def recordings(arg: str) -> list[Path]:
+    """DIR[,DIR...]: recordings to pool"""
+    return [Path(x) for x in arg.split(",")]
+
+
 def main(argv: list[str]) -> None:
     if len(argv) < 2 or argv[0] not in ("record", "replay", "compare", "agreement") or argv[0] == "-h":
         sys.exit(__doc__)
@@ -390,9 +395,9 @@ def main(argv: list[str]) -> None:
     elif argv[0] == "agreement":
         if len(argv) != 3:
             sys.exit(__doc__)
-        agreement([Path(x) for x in argv[1].split(",")], [Path(x) for x in argv[2].split(",")])
+        agreement(recordings(argv[1]), recordings(argv[2]))
     else:
-        compare([Path(x) for x in argv[1].split(",")], argv[2:])
+        compare(recordings(argv[1]), argv[2:])
 
 
 if __name__ == "__main__":

@@ -124,9 +124,7 @@ void LinuxCubic::PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked, cons
     if (in_epoch && last_ack - epoch_start < SAMPLES_SKIPPED) return;
     const uint32_t delay = std::max<uint32_t>(1, (uint32_t)sample.GetMicroSeconds());
     if (delay_min_us == 0 || delay < delay_min_us) delay_min_us = delay;
-    if (!found && tcb->m_cWnd < tcb->m_ssThresh &&
-        (rounds_below_low_window || tcb->GetCwndInSegments() >= HYSTART_LOW_WINDOW))
-        hystart_update(tcb, delay);
+    if (!found && tcb->m_cWnd < tcb->m_ssThresh) hystart_update(tcb, delay);
 }
 
 void LinuxCubic::hystart_reset(Ptr<const TcpSocketState> tcb)
@@ -140,8 +138,12 @@ void LinuxCubic::hystart_reset(Ptr<const TcpSocketState> tcb)
 
 void LinuxCubic::hystart_update(Ptr<TcpSocketState> tcb, uint32_t delay_us)
 {
+    /* below the low window nothing is tested; whether a round begins there
+     * is the difference between Linux 5.8-6.13 and 6.14 (rounds_below_low_window) */
+    const bool below = tcb->GetCwndInSegments() < HYSTART_LOW_WINDOW;
+    if (below && !rounds_below_low_window) return;
     if (!round_begun || tcb->m_lastAckedSeq > end_seq) hystart_reset(tcb);
-    if (tcb->GetCwndInSegments() < HYSTART_LOW_WINDOW) return;   /* a round begun below it (rounds_below_low_window) */
+    if (below) return;
     const Time now = Simulator::Now();
     bool train = false, delay = false;
     if (now - train_last <= hystart_ack_delta) {   /* the ACK train */
