@@ -54,6 +54,7 @@ void exec_trace(void *ctx, int event, long long op, int peer, double)
 
 struct options {
     std::string topology, plan_topology, algorithm = "faraj-yuan", congestion = "cubic", host_queue = "sparse-first";
+    std::string tsq_until = "host";   /* where TCP small queues stop counting a segment (net_options) */
     std::string phase_order = "grouped", pace = "auto";
     std::vector<long long> blocks{65536};   /* run in turn on the same connections */
     long long segment_size = 0, piece_size = 64000, mss = 1448, sndbuf = 0 /* auto */,
@@ -150,6 +151,10 @@ const char *HELP =
     "  --tsq-gso on|off     with small queues: the limit checked a GSO packet at a time, as Linux's (up to\n"
     "                       tcp_tso_autosize's segments, at most half the window, twice its truesize), the\n"
     "                       packet then sent whole; off: a segment at a time [off: see docs/packet.md]\n"
+    "  --tsq-until WHERE    with small queues: a segment counts against its connection's limit until it\n"
+    "                       leaves its machine (host: a NIC frees it at its transmit completion), or until the\n"
+    "                       machine it is for takes it or a switch port drops it (receiver: the testbed's\n"
+    "                       veths and bridges keep every frame charged to its socket) [host]\n"
     "  --gso-clumps on|off  with --tsq-gso: GSO packets as the testbed's kernel builds and sends them: one\n"
     "                       smaller than a third of the window waits for an ACK due within 1 ms; a machine's\n"
     "                       queue sends its segments together, at once, shaping to its link's rate with htb's\n"
@@ -338,6 +343,7 @@ options parse(int argc, char **argv)
         else if (a == "--hystart-ack-delta") o.tcp.hystart_ack_delta_us = (uint32_t)whole(a.c_str(), v, 1, 1000000);
         else if (a == "--small-queues") o.tcp.small_queues = on_off(a.c_str(), v);
         else if (a == "--tsq-gso") o.tcp.tsq_gso = on_off(a.c_str(), v);
+        else if (a == "--tsq-until") o.tsq_until = v;
         else if (a == "--gso-clumps") o.tcp.gso_clumps = on_off(a.c_str(), v);
         else if (a == "--window-in-packets") o.tcp.window_in_packets = on_off(a.c_str(), v);
         else if (a == "--forward-retransmits") o.tcp.forward_retransmits = on_off(a.c_str(), v);
@@ -375,6 +381,8 @@ options parse(int argc, char **argv)
     if (o.trace_tcp && o.trace.empty()) usage_error("--trace-tcp adds to a trace: give --trace FILE too");
     if (o.host_queue != "sparse-first" && o.host_queue != "fifo")
         usage_error("--host-queue: '" + o.host_queue + "'; valid: sparse-first, fifo");
+    if (o.tsq_until != "host" && o.tsq_until != "receiver")
+        usage_error("--tsq-until: '" + o.tsq_until + "'; valid: host, receiver");
     if (o.congestion != "cubic" && o.congestion != "newreno")
         usage_error("--congestion: '" + o.congestion + "'; valid: cubic, newreno");
     if (o.congestion != "cubic") o.linux_cubic = false;   /* it replaces cubic only */
@@ -574,7 +582,8 @@ void check_memory(const std::vector<char> &need, int p)
 net_options network_options(const options &o)
 {
     return {o.rate, o.latency, o.buffer, o.host_queue_packets,
-            o.host_queue == "sparse-first", o.socket_lookup == "hash", o.tcp.gso_clumps};
+            o.host_queue == "sparse-first", o.socket_lookup == "hash", o.tcp.gso_clumps,
+            o.tcp.small_queues && o.tsq_until == "receiver"};
 }
 
 /* --topology, checked for what the simulator takes: one rank a machine, two
@@ -610,7 +619,8 @@ std::string tcp_behaviours_json(const options &o)
         {"gso_clumps", o.tcp.gso_clumps},       {"linux_receive", o.tcp.linux_receive}};
     std::string json;
     for (const auto &[name, on] : flags) json += std::string(json.empty() ? "" : ", ") + "\"" + name + "\": " + (on ? "true" : "false");
-    return json + ", \"hystart_ack_delta_us\": " + std::to_string(o.tcp.hystart_ack_delta_us);
+    return json + ", \"hystart_ack_delta_us\": " + std::to_string(o.tcp.hystart_ack_delta_us) + ", \"tsq_until\": \"" +
+           (o.tcp.small_queues ? o.tsq_until : "none") + "\"";
 }
 
 /* The host's cores as a run models them, as JSON fields (likewise) */

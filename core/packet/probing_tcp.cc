@@ -238,6 +238,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         held_timer.Cancel();
         reo_timer.Cancel();
         leave();
+        small_queue_forget(this);
         TcpSocketBase::DoDispose();
     }
 
@@ -431,12 +432,17 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         if (w == 0 || !opt.small_queues) return w;
         if (in_gso_packet()) return w;   /* the rest of a GSO packet that passed */
         if (opt.gso_clumps && tso_defer(w)) return 0;   /* the next ACK sends again */
+        /* A departure: Linux checks a fast recovery's first resend here too
+         * (tcp_xmit_retransmit_queue); ns-3 sends it from EnterRecovery
+         * (DoRetransmit), past this.  Held here as well (a scratch change),
+         * the validation's contested points did not move
+         * (docs/results/2026-12-05-packet-small-queues-in-the-network.md). */
         const uint32_t k = gso_segments();
-        if (in_queue < small_queue_limit(k) ||
-            m_txBuffer->BytesInFlight() <= m_tcb->m_segmentSize) {   /* tcp_rtx_queue_empty_or_single_skb */
+        if (in_queue < small_queue_limit(k) || single_skb_out()) {   /* tcp_rtx_queue_empty_or_single_skb */
             if (opt.tsq_gso) {
                 gso_left = k;
                 gso_at = Simulator::Now();
+                if (m_tcb->m_nextTxSequence >= m_tcb->m_highTxMark) gso_start = m_tcb->m_nextTxSequence;
             }
             return w;
         }
@@ -513,6 +519,17 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     mutable bool throttled = false;  /* held back by them: send when one leaves */
     mutable uint32_t gso_left = 0;   /* segments of the GSO packet that passed them, */
     mutable Time gso_at;             /* at this instant (tsq_gso) */
+    mutable SequenceNumber32 gso_start;   /* where the latest GSO packet of new data began (tsq_gso) */
+    /* Linux's tcp_rtx_queue_empty_or_single_skb: small queues hold back
+     * nothing while what is outstanding is one skb, which a GSO packet is
+     * (tsq_gso: all of it sent in the latest GSO packet of new data; a
+     * departure: Linux's SACK processing and resends split skbs, which this
+     * does not follow); else one segment */
+    bool single_skb_out() const
+    {
+        if (m_txBuffer->BytesInFlight() <= m_tcb->m_segmentSize) return true;
+        return opt.tsq_gso && m_txBuffer->HeadSequence() >= gso_start;
+    }
     bool in_gso_packet() const { return gso_left > 0 && gso_at == Simulator::Now(); }
 
     /* ns-3's NextSeg offers new data while what was sent (SACKed

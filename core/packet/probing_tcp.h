@@ -186,6 +186,8 @@ struct small_queue_owner {
     virtual ~small_queue_owner() = default;
 };
 small_queue_owner *probing_tcp_sender();
+/* a socket going away: its segments still on their way no longer report to it (tree_net.cc) */
+void small_queue_forget(const small_queue_owner *s);
 /* A one-segment skb's truesize (tcp_sndbuf_expand's per_mss: 1448 bytes of
  * data, headers, skb_shared_info, rounded to a power of two, plus sk_buff):
  * this simulator's segments are single, where the kernel's GSO builds larger

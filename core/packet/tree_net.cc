@@ -16,6 +16,44 @@ using namespace ns3;
 
 namespace {
 
+/* Segments past their machine's queue that their sockets still count for
+ * TCP small queues (net_options::tsq_until_received), by the id of their
+ * InNetworkTag: the socket and the bytes the queue reported.  A segment
+ * taken by a machine's device, or dropped anywhere, is released.  On the testbed a frame keeps its socket (and the destructor
+ * that uncharges it, tcp_wfree) through the veths and bridges until the
+ * receiving machine's IP layer orphans it or a queue frees it; a NIC frees
+ * it at its transmit completion (docs/results/2026-12-05-packet-small-queues-in-the-network.md). */
+bool g_tsq_until_received = false;
+std::unordered_map<uint64_t, std::pair<small_queue_owner *, uint32_t>> g_in_network;
+uint64_t g_in_network_next = 0;
+/* A segment's place in g_in_network, on the packet and every hop's copy of
+ * it (ns-3's packet uid will not do: the segments TCP cuts from one
+ * buffer share theirs) */
+class InNetworkTag : public Tag {
+  public:
+    uint64_t id = 0;
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("topocoll::InNetworkTag").SetParent<Tag>().AddConstructor<InNetworkTag>();
+        return tid;
+    }
+    TypeId GetInstanceTypeId() const override { return GetTypeId(); }
+    uint32_t GetSerializedSize() const override { return 8; }
+    void Serialize(TagBuffer b) const override { b.WriteU64(id); }
+    void Deserialize(TagBuffer b) override { id = b.ReadU64(); }
+    void Print(std::ostream &os) const override { os << "in-network=" << id; }
+};
+void tsq_release(Ptr<const Packet> p)
+{
+    InNetworkTag tag;
+    if (g_in_network.empty() || !p || !p->PeekPacketTag(tag)) return;
+    auto it = g_in_network.find(tag.id);
+    if (it == g_in_network.end()) return;
+    auto [s, bytes] = it->second;
+    g_in_network.erase(it);
+    s->left(bytes);
+}
+
 /* The point-to-point header a device sends and queues with a packet, and a
  * full IPv4 packet with it. */
 constexpr uint32_t LINK_HEADER_BYTES = 2;
@@ -213,7 +251,14 @@ class HostQueueDisc : public QueueDisc {
             if (o != owner.end()) {
                 small_queue_owner *s = o->second;
                 owner.erase(o);
-                s->left(item->GetSize());
+                if (g_tsq_until_received) {   /* counted on until the machine it is for takes it */
+                    InNetworkTag tag;
+                    tag.id = ++g_in_network_next;
+                    item->GetPacket()->AddPacketTag(tag);
+                    g_in_network[tag.id] = {s, item->GetSize()};
+                } else {
+                    s->left(item->GetSize());
+                }
             }
         }
         return item;
@@ -425,6 +470,7 @@ void port_drop(port_drops *pd, Ptr<const QueueDiscItem> item = nullptr)
 {
     ++pd->drops;
     ++*pd->total;
+    if (item) tsq_release(item->GetPacket());
     event_trace("drop %s", pd->port.c_str());
     if (item) trace_lost(pd->port.c_str(), item);
 }
@@ -438,6 +484,12 @@ void unplaced_drop(tree_net *tn)
 }  // namespace
 
 host_freezes g_freezes;
+
+void small_queue_forget(const small_queue_owner *s)
+{
+    for (auto it = g_in_network.begin(); it != g_in_network.end();)
+        it = it->second.first == s ? g_in_network.erase(it) : std::next(it);
+}
 
 std::string tree_net_check(const tc_topology *t, const net_options &o)
 {
@@ -481,6 +533,8 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
     stack.SetRoutingHelper(routing);
     stack.SetIpv6StackInstall(false);
     stack.SetTcp(probing_tcp_l4(o.socket_hash));
+    g_tsq_until_received = o.tsq_until_received;
+    g_in_network.clear();
     for (auto &n : net.node) stack.Install(n);
     net.machine_addr.assign(p, Ipv4Address());
     net.machine_node.assign(p, -1);
@@ -502,9 +556,12 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
     for (int n = 0; n < nodes; n++) {
         bool ok = tc_topology_machine_rank(t, n) >= 0
             ? net.node[n]->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
-                  "TcDrop", MakeBoundCallback(+[](uint64_t *c, Ptr<const Packet>) { host_drop(c); }, &net.drops_host))
+                  "TcDrop", MakeBoundCallback(+[](uint64_t *c, Ptr<const Packet> pk) { host_drop(c); tsq_release(pk); }, &net.drops_host))
             : net.node[n]->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
-                  "TcDrop", MakeBoundCallback(+[](tree_net *tn, Ptr<const Packet>) { unplaced_drop(tn); }, &net));
+                  "TcDrop", MakeBoundCallback(+[](tree_net *tn, Ptr<const Packet> pk) {
+                      unplaced_drop(tn);
+                      tsq_release(pk);
+                  }, &net));
         if (!ok) return "ns-3's traffic-control layer has no TcDrop trace";
     }
     uint32_t next_switch_addr = (11u << 24) + 1;
@@ -523,7 +580,7 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
         for (int side = 0; side < 2; side++)
             for (const char *src : {"MacTxDrop", "PhyTxDrop", "PhyRxDrop"})
                 if (!d.Get(side)->TraceConnectWithoutContext(src, MakeBoundCallback(
-                        +[](uint64_t *c, Ptr<const Packet>) { ++*c; }, &net.drops_device)))
+                        +[](uint64_t *c, Ptr<const Packet> pk) { ++*c; tsq_release(pk); }, &net.drops_device)))
                     return std::string("ns-3's point-to-point device has no trace ") + src;
         for (int side = 0; side < 2; side++) {
             int n = side == 0 ? child : parent;
@@ -535,6 +592,9 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
             ip->AddAddress(ifi, Ipv4InterfaceAddress(a, Ipv4Mask("255.255.255.255")));
             ip->SetUp(ifi);
             Ptr<Queue<Packet>> q = DynamicCast<PointToPointNetDevice>(dev)->GetQueue();
+            if (r >= 0 && o.tsq_until_received &&
+                !dev->TraceConnectWithoutContext("MacRx", MakeCallback(+[](Ptr<const Packet> pk) { tsq_release(pk); })))
+                return "ns-3's point-to-point device has no trace MacRx";
             if (side == 0 && child_is_machine) {
                 /* the machine's egress: a short device queue under the qdisc that holds the backlog */
                 q->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, 2));
@@ -561,7 +621,7 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                 qd->TraceConnectWithoutContext("Drop", MakeBoundCallback(
                     +[](uint64_t *c, Ptr<const QueueDiscItem> item) { host_drop(c, item); }, &net.drops_host));
                 q->TraceConnectWithoutContext("Drop", MakeBoundCallback(
-                    +[](uint64_t *c, Ptr<const Packet>) { host_drop(c); }, &net.drops_host));
+                    +[](uint64_t *c, Ptr<const Packet> pk) { host_drop(c); tsq_release(pk); }, &net.drops_host));
             } else {
                 /* A switch port: a FIFO that takes a packet if its bytes fit,
                  * as the testbed's bfifo (under tbf) and a switch's buffer
@@ -590,7 +650,7 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                 qd->TraceConnectWithoutContext("Drop", MakeBoundCallback(
                     +[](port_drops *pd, Ptr<const QueueDiscItem> item) { port_drop(pd, item); }, &net.ports.back()));
                 q->TraceConnectWithoutContext("Drop", MakeBoundCallback(   /* never: the disc holds the backlog */
-                    +[](port_drops *pd, Ptr<const Packet>) { port_drop(pd); }, &net.ports.back()));
+                    +[](port_drops *pd, Ptr<const Packet> pk) { port_drop(pd); tsq_release(pk); }, &net.ports.back()));
             }
         }
         /* the routes through this link: down to every machine below the child */

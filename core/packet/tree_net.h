@@ -31,6 +31,9 @@ struct net_options {
     bool gso_clumps = false;      /* a machine's queue shapes to its link's rate over a faster device and sends
                                      a GSO packet's segments together (HostQueueDisc); a switch port shapes
                                      with a bucket over a faster device (the testbed's tbf) */
+    bool tsq_until_received = false;   /* TCP small queues count a data segment until the machine it is for
+                                          takes it or a switch port drops it, else until it leaves its
+                                          machine (tree_net.cc) */
 };
 
 /* A switch port's drops: "child->parent" up a link, "parent->child" down

@@ -93,6 +93,8 @@ def describe_model(m: dict) -> str:
     within = {"ack_rtt": "linux_hystart", "hystart_rounds": "linux_hystart", "tsq_gso": "small_queues", "gso_clumps": "tsq_gso"}   # a part of another behaviour: said only where that one runs
     parts += [said for said in (on if m[key] else off for key, on, off in flags
                                 if m[within.get(key, key)] or key not in within) if said]
+    if m.get("tsq_until") == "receiver":
+        parts.append("small queues counting a segment until its receiver takes it")
     if m["linux_cubic"] and m["linux_hystart"] and "hystart_ack_delta_us" in m:
         parts.append(f"HyStart's ACK trains ended by a gap over {format_time(m['hystart_ack_delta_us'] * 1e-6)}")
     parts.append("send buffer autotuned" if m["sndbuf"] == 0 else f"send buffer {m['sndbuf']} bytes")
