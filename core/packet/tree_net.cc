@@ -19,11 +19,11 @@ namespace {
 /* Segments past their machine's queue that their sockets still count for
  * TCP small queues (net_options::tsq_until_received), by the id of their
  * InNetworkTag: the socket and the bytes the queue reported.  A segment
- * taken by a machine's device, or dropped anywhere, is released.  On the testbed a frame keeps its socket (and the destructor
- * that uncharges it, tcp_wfree) through the veths and bridges until the
- * receiving machine's IP layer orphans it or a queue frees it; a NIC frees
- * it at its transmit completion (docs/results/2026-12-05-packet-small-queues-in-the-network.md). */
-bool g_tsq_until_received = false;
+ * taken by a machine's device, or dropped anywhere, is released.  On the
+ * testbed a frame keeps its socket (and the destructor that uncharges it,
+ * tcp_wfree) through the veths and bridges until the receiving machine's
+ * IP layer orphans it or a queue frees it; a NIC frees it at its transmit
+ * completion (docs/results/2026-12-05-packet-small-queues-in-the-network.md). */
 std::unordered_map<uint64_t, std::pair<small_queue_owner *, uint32_t>> g_in_network;
 uint64_t g_in_network_next = 0;
 /* A segment's place in g_in_network, on the packet and every hop's copy of
@@ -162,6 +162,7 @@ class HostQueueDisc : public QueueDisc {
     HostQueueDisc() : QueueDisc(QueueDiscSizePolicy::NO_LIMITS) {}
     uint32_t limit = 1000;
     bool sparse_first = true;
+    bool tsq_until_received = false;  /* a socket counts its data segments on past this queue (g_in_network) */
     uint64_t *peak = nullptr;         /* the most packets any machine's queue held */
     uint64_t *peers_peak = nullptr;   /* the most peers any machine's queue held bulk for */
     gso_count *gso = nullptr;         /* the data segments queued and the GSO packets they made */
@@ -251,7 +252,7 @@ class HostQueueDisc : public QueueDisc {
             if (o != owner.end()) {
                 small_queue_owner *s = o->second;
                 owner.erase(o);
-                if (g_tsq_until_received) {   /* counted on until the machine it is for takes it */
+                if (tsq_until_received) {   /* counted on until the machine it is for takes it */
                     InNetworkTag tag;
                     tag.id = ++g_in_network_next;
                     item->GetPacket()->AddPacketTag(tag);
@@ -459,26 +460,35 @@ void trace_lost(const char *where, Ptr<const QueueDiscItem> item)
     event_trace("tcp %s lost %s %u %u", conn.c_str(), where, th.GetSequenceNumber().GetValue(),
                 item->GetPacket()->GetSize() - th.GetSerializedSize());
 }
-/* A packet dropped, counted where the JSON reads it and traced (--trace) */
-void host_drop(uint64_t *count, Ptr<const QueueDiscItem> item = nullptr)
+/* A packet dropped: counted where the JSON reads it, no longer counted by
+ * its socket's small queues, and traced (--trace; with its queue's item,
+ * the TCP segment too) */
+void host_drop(uint64_t *count, Ptr<const Packet> packet, Ptr<const QueueDiscItem> item = nullptr)
 {
     ++*count;
+    tsq_release(packet);
     event_trace("drop host");
     if (item) trace_lost("host", item);
 }
-void port_drop(port_drops *pd, Ptr<const QueueDiscItem> item = nullptr)
+void port_drop(port_drops *pd, Ptr<const Packet> packet, Ptr<const QueueDiscItem> item = nullptr)
 {
     ++pd->drops;
     ++*pd->total;
-    if (item) tsq_release(item->GetPacket());
+    tsq_release(packet);
     event_trace("drop %s", pd->port.c_str());
     if (item) trace_lost(pd->port.c_str(), item);
 }
-void unplaced_drop(tree_net *tn)
+void unplaced_drop(tree_net *tn, Ptr<const Packet> packet)
 {
     ++tn->drops_switch;
     ++tn->drops_unplaced;
+    tsq_release(packet);
     event_trace("drop unplaced");
+}
+void device_drop(uint64_t *count, Ptr<const Packet> packet)
+{
+    ++*count;
+    tsq_release(packet);
 }
 
 }  // namespace
@@ -533,7 +543,6 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
     stack.SetRoutingHelper(routing);
     stack.SetIpv6StackInstall(false);
     stack.SetTcp(probing_tcp_l4(o.socket_hash));
-    g_tsq_until_received = o.tsq_until_received;
     g_in_network.clear();
     for (auto &n : net.node) stack.Install(n);
     net.machine_addr.assign(p, Ipv4Address());
@@ -556,12 +565,9 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
     for (int n = 0; n < nodes; n++) {
         bool ok = tc_topology_machine_rank(t, n) >= 0
             ? net.node[n]->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
-                  "TcDrop", MakeBoundCallback(+[](uint64_t *c, Ptr<const Packet> pk) { host_drop(c); tsq_release(pk); }, &net.drops_host))
+                  "TcDrop", MakeBoundCallback(+[](uint64_t *c, Ptr<const Packet> pk) { host_drop(c, pk); }, &net.drops_host))
             : net.node[n]->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
-                  "TcDrop", MakeBoundCallback(+[](tree_net *tn, Ptr<const Packet> pk) {
-                      unplaced_drop(tn);
-                      tsq_release(pk);
-                  }, &net));
+                  "TcDrop", MakeBoundCallback(&unplaced_drop, &net));
         if (!ok) return "ns-3's traffic-control layer has no TcDrop trace";
     }
     uint32_t next_switch_addr = (11u << 24) + 1;
@@ -580,7 +586,7 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
         for (int side = 0; side < 2; side++)
             for (const char *src : {"MacTxDrop", "PhyTxDrop", "PhyRxDrop"})
                 if (!d.Get(side)->TraceConnectWithoutContext(src, MakeBoundCallback(
-                        +[](uint64_t *c, Ptr<const Packet> pk) { ++*c; tsq_release(pk); }, &net.drops_device)))
+                        &device_drop, &net.drops_device)))
                     return std::string("ns-3's point-to-point device has no trace ") + src;
         for (int side = 0; side < 2; side++) {
             int n = side == 0 ? child : parent;
@@ -601,6 +607,7 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                 Ptr<HostQueueDisc> qd = CreateObject<HostQueueDisc>();
                 qd->limit = (uint32_t)o.host_queue_packets;
                 qd->sparse_first = o.host_sparse_first;
+                qd->tsq_until_received = o.tsq_until_received;
                 qd->peak = &net.host_queue_peak;
                 qd->peers_peak = &net.host_queue_peers_peak;
                 qd->gso = &net.host_gso;
@@ -619,9 +626,9 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                 Ptr<TrafficControlLayer> tcl = net.node[n]->GetObject<TrafficControlLayer>();
                 tcl->SetRootQueueDiscOnDevice(dev, qd);
                 qd->TraceConnectWithoutContext("Drop", MakeBoundCallback(
-                    +[](uint64_t *c, Ptr<const QueueDiscItem> item) { host_drop(c, item); }, &net.drops_host));
+                    +[](uint64_t *c, Ptr<const QueueDiscItem> item) { host_drop(c, item->GetPacket(), item); }, &net.drops_host));
                 q->TraceConnectWithoutContext("Drop", MakeBoundCallback(
-                    +[](uint64_t *c, Ptr<const Packet> pk) { host_drop(c); tsq_release(pk); }, &net.drops_host));
+                    +[](uint64_t *c, Ptr<const Packet> pk) { host_drop(c, pk); }, &net.drops_host));
             } else {
                 /* A switch port: a FIFO that takes a packet if its bytes fit,
                  * as the testbed's bfifo (under tbf) and a switch's buffer
@@ -648,9 +655,9 @@ std::string tree_net_build(const tc_topology *t, const net_options &o, tree_net 
                 net.ports.push_back({std::string(tc_topology_node_name(t, n)) + "->" + tc_topology_node_name(t, to), 0,
                                      &net.drops_switch});
                 qd->TraceConnectWithoutContext("Drop", MakeBoundCallback(
-                    +[](port_drops *pd, Ptr<const QueueDiscItem> item) { port_drop(pd, item); }, &net.ports.back()));
+                    +[](port_drops *pd, Ptr<const QueueDiscItem> item) { port_drop(pd, item->GetPacket(), item); }, &net.ports.back()));
                 q->TraceConnectWithoutContext("Drop", MakeBoundCallback(   /* never: the disc holds the backlog */
-                    +[](port_drops *pd, Ptr<const Packet> pk) { port_drop(pd); tsq_release(pk); }, &net.ports.back()));
+                    +[](port_drops *pd, Ptr<const Packet> pk) { port_drop(pd, pk); }, &net.ports.back()));
             }
         }
         /* the routes through this link: down to every machine below the child */
