@@ -26,7 +26,9 @@
   packet_validation.py compare DIR[,DIR...] TAG...
         pooled simulated median / pooled testbed median at each point, with a
         90 % bootstrap interval; several recordings (each replayed as TAG) pool
-        their runs
+        their runs, and a point outside 10 % that two or more of them hold
+        says how far the testbed's own recordings lie apart there (each
+        recording's median over the rest's pooled median, least-greatest)
   packet_validation.py agreement DIR1[,DIR...] DIR2[,DIR...]
         the testbed against itself: the second recordings' pooled median / the
         first's at each point, the same interval and count, to set the
@@ -342,10 +344,30 @@ def resampled(runs: dict, rng: random.Random) -> float:
     return st.median([rng.choice(calls) for calls in picks for _ in calls])
 
 
+def recording_spread(runs: dict) -> tuple[float, float] | None:
+    """The testbed against itself at one point: each recording's median over
+    the pooled median of the other recordings' runs, the least and the
+    greatest; None below two recordings.  (Run keys are RECORDING:RUN.)"""
+    by: dict = {}
+    for key, calls in runs.items():
+        by.setdefault(key.split(":")[0], []).extend(calls)
+    if len(by) < 2:
+        return None
+    r = [st.median(calls) / st.median([t for k, other in by.items() if k != rec for t in other])
+         for rec, calls in by.items()]
+    return min(r), max(r)
+
+
+def apart(spread: tuple[float, float] | None) -> bool:
+    return spread is not None and (spread[0] < 0.90 or spread[1] > 1.10)
+
+
 def ratios(tag: str, names: tuple[str, str], base: dict, other: dict) -> None:
     """other's pooled median / base's at each point both have, its 90 %
-    bootstrap interval, and how many are within 10 %"""
-    rng, within, meets, logs = random.Random(1), 0, 0, []
+    bootstrap interval, and how many are within 10 %; a point outside,
+    where base pools two recordings or more, says how far base's own
+    recordings lie from each other (recording_spread)"""
+    rng, within, meets, logs, unsettled = random.Random(1), 0, 0, [], 0
     keys = sorted(k for k in base if k in other)
     print(f"== {tag}")
     for key in keys:
@@ -356,16 +378,28 @@ def ratios(tag: str, names: tuple[str, str], base: dict, other: dict) -> None:
         within += ok
         logs.append(abs(math.log(s / t)))
         meets += lo <= 1.10 and hi >= 0.90
+        note = ""
+        if not ok:
+            spread = recording_spread(base[key])
+            unsettled += apart(spread)
+            note = "  X" if spread is None else \
+                f"  X ({names[0]}'s recordings {spread[0]:.2f}-{spread[1]:.2f} of the rest)"
         print(f"{TOPOLOGIES[key[0]]:>12} {key[1]:>3} {key[2]:<11} {key[3] // 1024:>4}K  {names[0]} {t * 1e3:7.1f} ms"
-              f"  {names[1]} {s * 1e3:7.1f} ms  {s / t:5.2f} [{lo:4.2f}, {hi:4.2f}]{'' if ok else '  X'}")
+              f"  {names[1]} {s * 1e3:7.1f} ms  {s / t:5.2f} [{lo:4.2f}, {hi:4.2f}]{note}")
     print(f"{tag}: {within} of {len(keys)} within 10 %; the ratio's 90 % interval meets [0.90, 1.10] at {meets}; "
-          f"mean |log ratio| {st.fmean(logs) if logs else float('nan'):.4f}")
+          f"mean |log ratio| {st.fmean(logs) if logs else float('nan'):.4f}"
+          + (f"; of the {len(keys) - within} outside, {unsettled} where {names[0]}'s own recordings lie more than "
+             f"10 % from the rest" if within < len(keys) else ""))
 
 
 def compare(dirs: list[Path], tags: list[str]) -> None:
     tb = testbed_runs(dirs)
-    apart = sum(max(map(st.median, r.values())) / min(map(st.median, r.values())) > 1.10 for r in tb.values())
-    print(f"testbed: {len(tb)} points; at {apart} its runs' medians lie more than 10 % apart")
+    runs_apart = sum(max(map(st.median, r.values())) / min(map(st.median, r.values())) > 1.10 for r in tb.values())
+    spreads = [recording_spread(r) for r in tb.values()]
+    held = sum(s is not None for s in spreads)
+    print(f"testbed: {len(tb)} points; at {runs_apart} its runs' medians lie more than 10 % apart"
+          + (f"; at {sum(map(apart, spreads))} of the {held} in two recordings or more, a recording's median lies "
+             f"more than 10 % from the rest's" if held else ""))
     for tag in tags:
         ratios(tag, ("testbed", "simulated"), tb, simulated_runs(dirs, tag))
 

@@ -76,6 +76,28 @@ def test_compare_pools_recordings(tmp_path, capsys):
     assert "testbed   305.0 ms" in lines(both)[("pairwise", "32K")]   # the median of 0.25 x 27, 0.36 x 27
 
 
+def test_compare_says_where_the_testbed_does_not_reproduce_itself(tmp_path, capsys):
+    # linear: the two recordings lie 20 % apart (0.30 and 0.36) and the simulator is
+    # out (0.25); pairwise: they agree (0.30, 0.31) and the simulator is out as well
+    a = recording(tmp_path / "a", {POINTS[0]: [0.30] * 3, POINTS[1]: [0.30] * 3})
+    b = recording(tmp_path / "b", {POINTS[0]: [0.36] * 3, POINTS[1]: [0.31] * 3})
+    for d in (a, b):
+        simulated(d, "t", {POINTS[0]: [0.25] * 3, POINTS[1]: [0.36] * 3})
+    pv.compare([a, b], ["t"])
+    out = capsys.readouterr().out
+    got = lines(out)
+    assert got[("linear", "32K")].endswith("X (testbed's recordings 0.83-1.20 of the rest)"), got
+    assert got[("pairwise", "32K")].endswith("X (testbed's recordings 0.97-1.03 of the rest)"), got
+    assert "0 of 2 within 10 %" in out
+    assert "of the 2 outside, 1 where testbed's own recordings lie more than 10 % from the rest" in out
+    assert "at 1 of the 2 in two recordings or more, a recording's median lies more than 10 % from" in out
+    # one recording: nothing to set a point against
+    pv.compare([a], ["t"])
+    out = capsys.readouterr().out
+    assert lines(out)[("linear", "32K")].endswith("  X") and "recordings or more" not in out
+    assert pv.recording_spread({"0:r1": [1.0], "0:r2": [2.0]}) is None
+
+
 def test_compare_takes_only_the_points_replayed(tmp_path, capsys):
     a = recording(tmp_path / "a", {POINTS[0]: [0.30] * 3, POINTS[1]: [0.30] * 3})
     simulated(a, "t", {POINTS[1]: [0.30] * 3})
