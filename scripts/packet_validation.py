@@ -350,11 +350,11 @@ def recording_spread(runs: dict) -> tuple[float, float] | None:
     greatest; None below two recordings.  (Run keys are RECORDING:RUN.)"""
     by: dict = {}
     for key, calls in runs.items():
-        by.setdefault(key.split(":")[0], []).extend(calls)
+        by.setdefault(key.split(":")[0], {})[key] = calls
     if len(by) < 2:
         return None
-    r = [st.median(calls) / st.median([t for k, other in by.items() if k != rec for t in other])
-         for rec, calls in by.items()]
+    r = [pooled(mine) / pooled({key: calls for other, theirs in by.items() if other != rec for key, calls in theirs.items()})
+         for rec, mine in by.items()]
     return min(r), max(r)
 
 
