@@ -73,6 +73,7 @@ struct options {
     bool idle_yield = mpi_options().idle_yield;
     double yield_poll = mpi_options().yield_poll;
     double host_freezes = mpi_options().host_freezes;
+    double host_softirq = mpi_options().host_softirq;
     std::string rendezvous = "put";
     std::string connect = "eager";
     int check = -1;            /* -1: when the buffers are small */
@@ -219,6 +220,10 @@ const char *HELP =
     "                       as the hypervisor stopped the testbed's vCPUs (15.6 %% over a bench job there):\n"
     "                       its rank stops, and so does the network processing of machines m with\n"
     "                       m %% N == core; the switch ports keep their rate [0: never]\n"
+    "  --host-softirq S     with --host-cores: each frame a machine takes in waits for a core of the host\n"
+    "                       free of earlier frames, then holds it S seconds (its rank stopped) before it\n"
+    "                       reaches its socket: the emulated cluster's network processing, 10-30 us a\n"
+    "                       frame on its host (docs/packet.md) [0: none]\n"
     "  --starts FILE        instead, replay recorded starts: timed call k takes the k-th line (cycled) of FILE\n"
     "                       for --algorithm and --block: ALGORITHM BLOCK REPETITION, then each rank's start in\n"
     "                       seconds after the earliest's (bench --backend testbed --record-starts writes it)\n"
@@ -368,6 +373,7 @@ options parse(int argc, char **argv)
         else if (a == "--idle-yield") o.idle_yield = on_off(a.c_str(), v);
         else if (a == "--yield-poll") o.yield_poll = number(a.c_str(), v);
         else if (a == "--host-freezes") o.host_freezes = number(a.c_str(), v);
+        else if (a == "--host-softirq") o.host_softirq = number(a.c_str(), v);
         else if (a == "--seed") o.seed = (unsigned long long)whole(a.c_str(), v, 0, 1LL << 53);
         else if (a == "--rendezvous") o.rendezvous = v;
         else if (a == "--connect") o.connect = v;
@@ -409,6 +415,10 @@ options parse(int argc, char **argv)
     if (o.host_freezes > 90)   /* number() refused negatives and non-numbers */
         usage_error("--host-freezes: a percentage from 0 to 90");
     if (o.host_freezes > 0 && o.host_cores <= 0) usage_error("--host-freezes stops the host's cores: give --host-cores N too");
+    if (o.host_softirq > 1e-3)   /* a millisecond a frame: under 12 Mbit/s of full frames a core */
+        usage_error("--host-softirq: a time from 0 to 0.001 s a frame");
+    if (o.host_softirq > 0 && o.host_cores <= 0) usage_error("--host-softirq takes the host's cores: give --host-cores N too");
+    if (o.host_softirq > 0 && o.host_freezes > 0) usage_error("--host-softirq and --host-freezes: one or the other");
     if (!CONNECT_MODES.count(o.connect))
         usage_error("--connect: '" + o.connect + "'; valid: eager, lazy, init");
     if (o.rendezvous != "put" && o.rendezvous != "copy")
@@ -626,14 +636,15 @@ std::string tcp_behaviours_json(const options &o)
 /* The host's cores as a run models them, as JSON fields (likewise) */
 std::string host_json(const options &o)
 {
-    char poll[32], slice[32], freezes[32];
+    char poll[32], slice[32], freezes[32], softirq[32];
     snprintf(poll, sizeof poll, "%.6g", o.yield_poll);
     snprintf(slice, sizeof slice, "%.6g", o.cpu_slice);
     snprintf(freezes, sizeof freezes, "%.6g", o.host_freezes);
+    snprintf(softirq, sizeof softirq, "%.6g", o.host_softirq);
     return "\"host_cores\": " + std::to_string(o.host_cores) + ", \"idle_wakes\": " + (o.idle_wakes ? "true" : "false") +
            ", \"barrier_spins\": " + (o.barrier_spins ? "true" : "false") + ", \"idle_yield\": " +
            (o.idle_yield ? "true" : "false") + ", \"yield_poll\": " + poll + ", \"cpu_slice\": " + slice +
-           ", \"host_freezes\": " + freezes;
+           ", \"host_freezes\": " + freezes + ", \"host_softirq\": " + softirq;
 }
 
 }  // namespace
@@ -704,6 +715,7 @@ int main(int argc, char **argv)
     mo.idle_yield = o.idle_yield;
     mo.yield_poll = o.yield_poll;
     mo.host_freezes = o.host_freezes;
+    mo.host_softirq = o.host_softirq;
     mo.seed = o.seed;
     sim_world_init(&net, mo);
     /* the connections any size's schedule uses (the MPI's own: every pair) */
@@ -789,11 +801,13 @@ int main(int argc, char **argv)
             printf("%s\"%s\": %llu", k ? ", " : "", worst[k]->port.c_str(), (unsigned long long)worst[k]->drops);
         printf("}, \"ports_dropping\": %zu, \"drops_unplaced\": %llu, \"host_queue_peak\": %llu, "
                "\"host_queue_peers_peak\": %llu, \"host_segments\": %llu, \"host_gso_packets\": %llu, "
-               "\"host_freeze_count\": %llu, \"host_freeze_held_in\": %llu, \"host_freeze_held_out\": %llu, ",
+               "\"host_freeze_count\": %llu, \"host_freeze_held_in\": %llu, \"host_freeze_held_out\": %llu, "
+               "\"host_softirq_frames\": %llu, ",
                worst.size(), (unsigned long long)net.drops_unplaced, (unsigned long long)net.host_queue_peak,
                (unsigned long long)net.host_queue_peers_peak, (unsigned long long)net.host_gso.segments,
                (unsigned long long)net.host_gso.packets, (unsigned long long)g_freezes.count,
-               (unsigned long long)g_freezes.held_in, (unsigned long long)g_freezes.held_out);
+               (unsigned long long)g_freezes.held_in, (unsigned long long)g_freezes.held_out,
+               (unsigned long long)g_softirqs.frames);
         print_bins("host_gso_sizes", net.host_gso);   /* the GSO packets by their segments */
         printf(", ");
         print_bins("host_clumps", net.host_clumps);   /* gso_clumps: a flow's frames leaving a machine together */

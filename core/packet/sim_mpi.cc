@@ -680,23 +680,44 @@ double freeze_run()
 
 void freeze(int c);
 
+/* The host takes core c for its own work (a freeze, a softirq): the rank
+ * on it stops where it is, off any core, until release_core(c). */
+void hold_core(int c)
+{
+    if (c >= (int)g_cpu.on.size()) return;
+    const int r = g_cpu.on[c];
+    if (r == FROZEN) return;   /* held already: its release comes */
+    g_cpu.held[c] = r;
+    g_cpu.on[c] = FROZEN;
+    if (r >= 0) {
+        Simulator::Cancel(g_cpu.turn_end[c]);
+        Simulator::Cancel(g_rank[r].handoff);
+        g_rank[r].oncpu = false;
+    }
+}
+
+/* The host gives core c back: its rank goes on, or the next waiting. */
+void release_core(int c)
+{
+    if (c >= (int)g_cpu.on.size() || g_cpu.on[c] != FROZEN) return;
+    const int r = g_cpu.held[c];
+    g_cpu.held[c] = -1;
+    g_cpu.on[c] = -1;
+    if (r >= 0 && g_rank[r].runnable && !g_rank[r].oncpu && !g_rank[r].finished) {
+        dequeue(r);
+        take_core(c, r);
+    } else {
+        give_core(c);
+    }
+}
+
 void thaw(int c)
 {
     g_freezes.frozen[(size_t)c] = 0;
     std::vector<std::function<void()>> waiting;
     waiting.swap(g_freezes.waiting[(size_t)c]);
     for (auto &f : waiting) f();
-    if (c < (int)g_cpu.on.size() && g_cpu.on[c] == FROZEN) {
-        const int r = g_cpu.held[c];
-        g_cpu.held[c] = -1;
-        g_cpu.on[c] = -1;
-        if (r >= 0 && g_rank[r].runnable && !g_rank[r].oncpu && !g_rank[r].finished) {
-            dequeue(r);
-            take_core(c, r);
-        } else {
-            give_core(c);
-        }
-    }
+    release_core(c);
     Simulator::Schedule(Seconds(freeze_run()), &freeze, c);
 }
 
@@ -704,16 +725,7 @@ void freeze(int c)
 {
     g_freezes.frozen[(size_t)c] = 1;
     g_freezes.count++;
-    if (c < (int)g_cpu.on.size()) {
-        const int r = g_cpu.on[c];
-        g_cpu.held[c] = r;
-        g_cpu.on[c] = FROZEN;
-        if (r >= 0) {   /* it stops where it is, off any core, until this one thaws */
-            Simulator::Cancel(g_cpu.turn_end[c]);
-            Simulator::Cancel(g_rank[r].handoff);
-            g_rank[r].oncpu = false;
-        }
-    }
+    hold_core(c);
     Simulator::Schedule(Seconds(freeze_gap()), &thaw, c);
 }
 
@@ -727,6 +739,56 @@ void start_freezes()
     g_cpu.freeze_rng = g_opt.seed * 0xD1B54A32D192ED03ULL + 7;
     for (int c = 0; c < g_opt.host_cores; c++) Simulator::Schedule(Seconds(freeze_run()), &freeze, c);
 }
+
+/* ---- the host's network processing ----
+ * On the emulated cluster a frame reaching its machine goes through the
+ * veth, the machine's IP and TCP in a softirq on one of the host's cores,
+ * ahead of the rank that was running there.  host_softirq (mpi_options)
+ * is that work's cost a frame, data or ACK: the frame waits for the first
+ * core free of earlier frames (the cores taking turns where several are
+ * free), then holds it for the cost, its rank stopped, and only then
+ * reaches its socket.  Frames the switches forward cost nothing of their
+ * own here: the cost a frame taken in stands for its whole way. */
+struct softirq_cores {
+    std::vector<Time> busy_until;   /* per core: the end of the frames it has taken */
+    size_t next = 0;                /* the turn among free cores */
+};
+softirq_cores g_sirq_cores;
+
+void softirq_done(int c)
+{
+    const Time now = Simulator::Now();
+    if (g_sirq_cores.busy_until[(size_t)c] > now) {   /* more frames came meanwhile */
+        Simulator::Schedule(g_sirq_cores.busy_until[(size_t)c] - now, &softirq_done, c);
+        return;
+    }
+    release_core(c);
+}
+
+}  // namespace
+
+void host_softirq(std::function<void()> then)
+{
+    const Time now = Simulator::Now();
+    std::vector<Time> &busy = g_sirq_cores.busy_until;
+    if (busy.empty()) busy.assign((size_t)g_opt.host_cores, Time(0));
+    size_t c = busy.size();
+    for (size_t k = 0; k < busy.size() && c == busy.size(); k++)   /* a free core, in turn */
+        if (busy[(g_sirq_cores.next + k) % busy.size()] <= now) c = (g_sirq_cores.next + k) % busy.size();
+    if (c < busy.size()) {
+        g_sirq_cores.next = c + 1;
+        busy[c] = now + Seconds(g_softirqs.cost);
+        hold_core((int)c);
+        Simulator::Schedule(busy[c] - now, &softirq_done, (int)c);
+    } else {
+        c = (size_t)(std::min_element(busy.begin(), busy.end()) - busy.begin());
+        busy[c] += Seconds(g_softirqs.cost);
+    }
+    g_softirqs.frames++;
+    Simulator::Schedule(busy[c] - now, std::move(then));
+}
+
+namespace {
 
 /* Both sockets of machines a and b: a's writes stream a->b and reads b->a. */
 void on_cong_state(stream *s, const TcpSocketState::TcpCongState_t was, const TcpSocketState::TcpCongState_t now)
@@ -826,6 +888,8 @@ void sim_world_init(tree_net *net, const mpi_options &o)
     g_machines = (int)net->machine_addr.size();
     g_rank = std::vector<rank_state>(g_machines);
     start_freezes();
+    g_softirqs.cost = o.host_cores > 0 ? o.host_softirq : 0;
+    g_softirqs.frames = 0;
 }
 
 size_t sim_connections_in_run()
@@ -937,6 +1001,8 @@ void sim_run_ranks(const std::function<void(int)> &body, size_t stack_bytes)
         g_cpu.held.assign((size_t)g_opt.host_cores, -1);
         for (int c = 0; c < g_freezes.cores; c++)
             if (g_freezes.frozen[(size_t)c]) g_cpu.on[c] = FROZEN;
+        for (size_t c = 0; c < g_sirq_cores.busy_until.size(); c++)   /* released when its frames are done */
+            if (g_sirq_cores.busy_until[c] > Simulator::Now()) g_cpu.on[c] = FROZEN;
         g_cpu.turn_end.assign((size_t)g_opt.host_cores, EventId());
         g_cpu.queue.clear();
         g_cpu.rng = g_opt.seed * 0x9E3779B97F4A7C15ULL + 1;

@@ -73,6 +73,11 @@ struct mpi_options {
      * on a frozen core stops, and so does the network processing of the
      * machines it serves (tree_net.h, host_freezes) */
     double host_freezes = 0;
+    /* With the host's cores: the seconds of a core each frame a machine
+     * takes in costs the host's network processing (0: none), run ahead
+     * of the rank on that core (sim_mpi.cc, "the host's network
+     * processing"; tree_net.h, host_softirqs) */
+    double host_softirq = 0;
     unsigned long long seed = 1;
     /* When the connections open.  eager: every pair the schedules use,
      * before the run.  lazy: as Open MPI's TCP BTL opens them, a pair's at

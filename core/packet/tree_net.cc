@@ -110,6 +110,8 @@ class TreeRouting : public Ipv4RoutingProtocol {
             if (g_freezes.stopped(machine)) {   /* its core is frozen: taken in when it thaws */
                 g_freezes.held_in++;
                 g_freezes.wait(machine, [lcb, p, h, iif] { lcb(p, h, iif); });
+            } else if (g_softirqs.cost > 0) {   /* a core of the host processes it first */
+                host_softirq([lcb, p, h, iif] { lcb(p, h, iif); });
             } else {
                 lcb(p, h, iif);
             }
@@ -494,6 +496,7 @@ void device_drop(uint64_t *count, Ptr<const Packet> packet)
 }  // namespace
 
 host_freezes g_freezes;
+host_softirqs g_softirqs;
 
 void small_queue_forget(const small_queue_owner *s)
 {

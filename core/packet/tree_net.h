@@ -107,6 +107,17 @@ struct host_freezes {
 };
 extern host_freezes g_freezes;
 
+/* The host's network processing (mpi_options::host_softirq, driven by
+ * sim_mpi.cc): with a cost, a frame reaching its machine is taken in only
+ * once a core of the host has spent that long on it (host_softirq calls
+ * then); 0: at once. */
+struct host_softirqs {
+    double cost = 0;       /* seconds of a core a frame */
+    uint64_t frames = 0;   /* frames so processed */
+};
+extern host_softirqs g_softirqs;
+void host_softirq(std::function<void()> then);
+
 /* The links the simulator takes (checked per link, the topology's own rate
  * and latency or the defaults): below 1 Mbit/s a full frame takes over 12 ms
  * and TCP's timeouts (200 ms and up) fire under a queue of a few frames; over

@@ -104,7 +104,8 @@ def describe_model(m: dict) -> str:
     if m["host_cores"]:
         parts.append(f"{m['host_cores']} host cores shared" + ("" if m.get("idle_wakes", True) else ", paced ranks asleep to their deadlines")
                      + ("" if m.get("idle_yield", True) else ", ranks keeping a core their whole turn")
-                     + (f", each frozen {m['host_freezes']:g} % of the time" if m.get("host_freezes") else ""))
+                     + (f", each frozen {m['host_freezes']:g} % of the time" if m.get("host_freezes") else "")
+                     + (f", {format_time(m['host_softirq'])} of one a frame taken in" if m.get("host_softirq") else ""))
     return f"ns-3 {m['ns3']} packets: " + ", ".join(parts)
 
 
