@@ -776,7 +776,7 @@ int main(int argc, char **argv)
         const probing_tcp_hystart hy = probing_tcp_hystart_counts();
         printf("], \"bottleneck_load\": %.0f, \"checked\": %s, \"bad_bytes\": %lld, \"drops_switch\": %llu, "
                "\"drops_host\": %llu, \"drops_device\": %llu, \"messages\": %llu, \"fragments\": %llu, \"rendezvous\": %llu, "
-               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_rack_ties\": %llu, \"tcp_reo_timeouts\": %llu, \"tcp_sack_reorder\": %llu, \"tcp_counted_before\": %llu, \"tcp_hystart_exits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"tcp_repeat_timeouts\": %llu, \"tcp_acks_compressed\": %llu, \"tcp_acks_at_read\": %llu, \"reads_waited\": %llu, \"reads_late\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
+               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_rack_ties\": %llu, \"tcp_reo_timeouts\": %llu, \"tcp_sack_reorder\": %llu, \"tcp_counted_before\": %llu, \"tcp_hystart_exits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"tcp_repeat_timeouts\": %llu, \"tcp_acks_compressed\": %llu, \"tcp_acks_at_read\": %llu, \"tcp_tsq_releases\": %llu, \"reads_waited\": %llu, \"reads_late\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
                "\"max_rss_mib\": %.1f, \"rendezvous_protocol\": \"%s\", \"connect\": \"%s\", \"connections_before\": %zu, "
                "\"connections_at_first_message\": %zu, \"skew\": %.9g, \"seed\": %llu, ",
                bound, check ? "true" : "false", bad_bytes[b], (unsigned long long)net.drops_switch,
@@ -786,7 +786,7 @@ int main(int argc, char **argv)
                (unsigned long long)probing_tcp_rack_lost(), (unsigned long long)probing_tcp_rack_ties(), (unsigned long long)probing_tcp_reo_timeouts(), (unsigned long long)probing_tcp_sack_reorder(), (unsigned long long)probing_tcp_counted_before(),
                (unsigned long long)hy.exits, (unsigned long long)ss.recovery_timeouts, ss.recovery_s,
                (unsigned long long)probing_tcp_floor_timeouts(), (unsigned long long)probing_tcp_repeat_timeouts(), (unsigned long long)probing_tcp_acks_compressed(), (unsigned long long)probing_tcp_acks_at_read(),
-               (unsigned long long)ss.reads_waited, (unsigned long long)ss.reads_late, connect_s, connect_drops, pl.native_choice,
+               (unsigned long long)probing_tcp_tsq_releases(), (unsigned long long)ss.reads_waited, (unsigned long long)ss.reads_late, connect_s, connect_drops, pl.native_choice,
                now - wall_mark, ru.ru_maxrss / 1024.0, o.rendezvous.c_str(), o.connect.c_str(), sim_connections_before_run(),
                sim_connections_in_run(), o.skew, o.seed);
         printf("\"tcp_hystart_train\": %llu, \"tcp_hystart_train_cwnd\": %llu, \"tcp_hystart_delay\": %llu, "

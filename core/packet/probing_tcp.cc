@@ -74,6 +74,7 @@ using namespace ns3;
 
 namespace {
 
+uint64_t g_tsq_releases = 0;   /* sockets small queues held back, sent again as their frames left (Linux's tcp_tsq_handler) */
 uint64_t g_probes = 0, g_lost_retransmits = 0, g_rack_lost = 0, g_rack_ties = 0, g_floor_timeouts = 0, g_counted_before = 0, g_repeat_timeouts = 0, g_acks_compressed = 0,
          g_acks_at_read = 0, g_reo_timeouts = 0, g_sack_reorder = 0;
 probing_tcp_hystart g_hystart;   /* HyStart's exits, and by kind as the kernel counts them */
@@ -213,6 +214,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         in_queue -= std::min(bytes, in_queue);
         if (throttled && in_queue < small_queue_limit(gso_segments())) {
             throttled = false;
+            g_tsq_releases++;
             Simulator::ScheduleNow(&ProbingTcp::send_again, Ptr<ProbingTcp>(this));
         }
     }
@@ -1227,8 +1229,10 @@ uint64_t probing_tcp_floor_timeouts() { return g_floor_timeouts; }
 uint64_t probing_tcp_repeat_timeouts() { return g_repeat_timeouts; }
 uint64_t probing_tcp_acks_compressed() { return g_acks_compressed; }
 uint64_t probing_tcp_acks_at_read() { return g_acks_at_read; }
+uint64_t probing_tcp_tsq_releases() { return g_tsq_releases; }
 void probing_tcp_reset()
 {
     g_probes = g_lost_retransmits = g_rack_lost = g_rack_ties = g_floor_timeouts = g_counted_before = g_repeat_timeouts = g_acks_compressed = g_acks_at_read = g_reo_timeouts = g_sack_reorder = 0;
+    g_tsq_releases = 0;
     g_hystart = {};
 }

@@ -238,6 +238,7 @@ uint64_t probing_tcp_counted_before();   /* acknowledged segments SACKed before,
 uint64_t probing_tcp_floor_timeouts();   /* timeouts after which the slow-start threshold is at its floor, 2 segments */
 uint64_t probing_tcp_repeat_timeouts();   /* timeouts of a connection not recovered from its last one (its backed-off RTO) */
 uint64_t probing_tcp_acks_compressed();   /* ACKs SACK compression did not send (Linux's TCPAckCompressed), likewise */
+uint64_t probing_tcp_tsq_releases();   /* sockets small queues held back, sent again once their frames left, likewise */
 uint64_t probing_tcp_acks_at_read();   /* ACKs the application's read sent (linux_receive: tcp_cleanup_rbuf), likewise */
 void probing_tcp_reset();
 
