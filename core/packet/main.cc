@@ -222,8 +222,8 @@ const char *HELP =
     "                       m %% N == core; the switch ports keep their rate [0: never]\n"
     "  --host-softirq S     with --host-cores: each frame a machine takes in waits for a core of the host\n"
     "                       free of earlier frames, then holds it S seconds (its rank stopped) before it\n"
-    "                       reaches its socket: the emulated cluster's network processing, 10-30 us a\n"
-    "                       frame on its host (docs/packet.md) [0: none]\n"
+    "                       reaches its socket: the emulated cluster's network processing, 13-20 us of\n"
+    "                       softirq a frame on its host (docs/packet.md) [0: none]\n"
     "  --starts FILE        instead, replay recorded starts: timed call k takes the k-th line (cycled) of FILE\n"
     "                       for --algorithm and --block: ALGORITHM BLOCK REPETITION, then each rank's start in\n"
     "                       seconds after the earliest's (bench --backend testbed --record-starts writes it)\n"
@@ -557,6 +557,7 @@ void reset_counts(tree_net &net)
     net.host_clump_max = 0;
     for (auto &pd : net.ports) pd.drops = 0;
     g_freezes.count = g_freezes.held_in = g_freezes.held_out = 0;
+    g_softirqs.frames = 0;
     sim_reset_stats();
     probing_tcp_reset();
 }

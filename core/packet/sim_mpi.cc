@@ -889,7 +889,6 @@ void sim_world_init(tree_net *net, const mpi_options &o)
     g_rank = std::vector<rank_state>(g_machines);
     start_freezes();
     g_softirqs.cost = o.host_cores > 0 ? o.host_softirq : 0;
-    g_softirqs.frames = 0;
 }
 
 size_t sim_connections_in_run()
