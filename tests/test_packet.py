@@ -1146,6 +1146,15 @@ def test_idle_ranks_yield_their_core(tmp_path):
     assert 100 * recs["on"]["reads_late"] < recs["off"]["reads_late"], (recs["on"]["reads_late"], recs["off"]["reads_late"])
 
 
+def on_two_host_cores(tmp_path, algorithm: str, *args) -> dict:
+    """two calls of 70,001-byte blocks on two switches of 4, 32-packet
+    ports, the ranks sharing a host of 2 cores; every byte checked right"""
+    rec = simulate(tmp_path, "chain:4,4", "--algorithm", algorithm, "--block", "70001", "--buffer", "32",
+                   "--host-cores", "2", "--warmup", "0", "--repetitions", "2", "--check", *args)
+    assert rec["checked"] and rec["bad_bytes"] == 0, rec
+    return rec
+
+
 @pytest.mark.parametrize("algorithm", ["faraj-yuan", "pairwise", "native"])
 def test_frozen_cores_hold_ranks_and_their_machines(tmp_path, algorithm):
     """--host-freezes: the host stops each core a share of the time (as the
@@ -1156,10 +1165,7 @@ def test_frozen_cores_hold_ranks_and_their_machines(tmp_path, algorithm):
     and machines take in packets and send from their queues only after a
     thaw (the time may go either way: pairwise was faster frozen)."""
     def run(*args):
-        rec = simulate(tmp_path, "chain:4,4", "--algorithm", algorithm, "--block", "70001", "--buffer", "32",
-                       "--host-cores", "2", "--warmup", "0", "--repetitions", "2", "--check", *args)
-        assert rec["checked"] and rec["bad_bytes"] == 0, rec
-        return rec
+        return on_two_host_cores(tmp_path, algorithm, *args)
     never, often, again = run(), run("--host-freezes", "60"), run("--host-freezes", "60")
     assert never["host_freezes"] == 0 and often["host_freezes"] == 60, often
     assert often["times"] == again["times"], (often["times"], again["times"])
@@ -1177,10 +1183,7 @@ def test_host_softirq_costs_cores(tmp_path, algorithm):
     at most 4,000 frames a second, a thirtieth of what eight 100 Mbit/s
     machines send, so every call is slower than without."""
     def run(*args):
-        rec = simulate(tmp_path, "chain:4,4", "--algorithm", algorithm, "--block", "70001", "--buffer", "32",
-                       "--host-cores", "2", "--warmup", "0", "--repetitions", "2", "--check", *args)
-        assert rec["checked"] and rec["bad_bytes"] == 0, rec
-        return rec
+        return on_two_host_cores(tmp_path, algorithm, *args)
     free, costly, again = run(), run("--host-softirq", "5e-4"), run("--host-softirq", "5e-4")
     assert free["host_softirq_frames"] == 0 and costly["host_softirq"] == 5e-4, costly
     assert costly["times"] == again["times"], (costly["times"], again["times"])

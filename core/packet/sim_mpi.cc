@@ -749,17 +749,11 @@ void start_freezes()
  * free), then holds it for the cost, its rank stopped, and only then
  * reaches its socket.  Frames the switches forward cost nothing of their
  * own here: the cost a frame taken in stands for its whole way. */
-struct softirq_cores {
-    std::vector<Time> busy_until;   /* per core: the end of the frames it has taken */
-    size_t next = 0;                /* the turn among free cores */
-};
-softirq_cores g_sirq_cores;
-
 void softirq_done(int c)
 {
     const Time now = Simulator::Now();
-    if (g_sirq_cores.busy_until[(size_t)c] > now) {   /* more frames came meanwhile */
-        Simulator::Schedule(g_sirq_cores.busy_until[(size_t)c] - now, &softirq_done, c);
+    if (g_softirqs.busy_until[(size_t)c] > now) {   /* more frames came meanwhile */
+        Simulator::Schedule(g_softirqs.busy_until[(size_t)c] - now, &softirq_done, c);
         return;
     }
     release_core(c);
@@ -770,19 +764,20 @@ void softirq_done(int c)
 void host_softirq(std::function<void()> then)
 {
     const Time now = Simulator::Now();
-    std::vector<Time> &busy = g_sirq_cores.busy_until;
-    if (busy.empty()) busy.assign((size_t)g_opt.host_cores, Time(0));
-    size_t c = busy.size();
-    for (size_t k = 0; k < busy.size() && c == busy.size(); k++)   /* a free core, in turn */
-        if (busy[(g_sirq_cores.next + k) % busy.size()] <= now) c = (g_sirq_cores.next + k) % busy.size();
-    if (c < busy.size()) {
-        g_sirq_cores.next = c + 1;
-        busy[c] = now + Seconds(g_softirqs.cost);
+    std::vector<Time> &busy = g_softirqs.busy_until;
+    const size_t n = busy.size();
+    size_t c = (size_t)(std::min_element(busy.begin(), busy.end()) - busy.begin());   /* the core free first */
+    for (size_t k = 0; k < n; k++)   /* or, where several are free, the next in turn */
+        if (busy[(g_softirqs.next + k) % n] <= now) {
+            c = (g_softirqs.next + k) % n;
+            break;
+        }
+    const bool idle = busy[c] <= now;
+    busy[c] = std::max(busy[c], now) + Seconds(g_softirqs.cost);
+    if (idle) {   /* the core stops its rank until its frames are done */
+        g_softirqs.next = c + 1;
         hold_core((int)c);
         Simulator::Schedule(busy[c] - now, &softirq_done, (int)c);
-    } else {
-        c = (size_t)(std::min_element(busy.begin(), busy.end()) - busy.begin());
-        busy[c] += Seconds(g_softirqs.cost);
     }
     g_softirqs.frames++;
     Simulator::Schedule(busy[c] - now, std::move(then));
@@ -889,6 +884,7 @@ void sim_world_init(tree_net *net, const mpi_options &o)
     g_rank = std::vector<rank_state>(g_machines);
     start_freezes();
     g_softirqs.cost = o.host_cores > 0 ? o.host_softirq : 0;
+    g_softirqs.busy_until.assign(g_softirqs.cost > 0 ? (size_t)o.host_cores : 0, Time(0));
 }
 
 size_t sim_connections_in_run()
@@ -1000,8 +996,8 @@ void sim_run_ranks(const std::function<void(int)> &body, size_t stack_bytes)
         g_cpu.held.assign((size_t)g_opt.host_cores, -1);
         for (int c = 0; c < g_freezes.cores; c++)
             if (g_freezes.frozen[(size_t)c]) g_cpu.on[c] = FROZEN;
-        for (size_t c = 0; c < g_sirq_cores.busy_until.size(); c++)   /* released when its frames are done */
-            if (g_sirq_cores.busy_until[c] > Simulator::Now()) g_cpu.on[c] = FROZEN;
+        for (size_t c = 0; c < g_softirqs.busy_until.size(); c++)   /* released when its frames are done */
+            if (g_softirqs.busy_until[c] > Simulator::Now()) g_cpu.on[c] = FROZEN;
         g_cpu.turn_end.assign((size_t)g_opt.host_cores, EventId());
         g_cpu.queue.clear();
         g_cpu.rng = g_opt.seed * 0x9E3779B97F4A7C15ULL + 1;

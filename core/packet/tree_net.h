@@ -112,8 +112,10 @@ extern host_freezes g_freezes;
  * once a core of the host has spent that long on it (host_softirq calls
  * then); 0: at once. */
 struct host_softirqs {
-    double cost = 0;       /* seconds of a core a frame */
-    uint64_t frames = 0;   /* frames so processed */
+    double cost = 0;                       /* seconds of a core a frame */
+    uint64_t frames = 0;                   /* frames so processed */
+    std::vector<ns3::Time> busy_until;     /* per core: the end of the frames it has taken */
+    size_t next = 0;                       /* the turn among free cores */
 };
 extern host_softirqs g_softirqs;
 void host_softirq(std::function<void()> then);
