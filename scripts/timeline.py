@@ -306,7 +306,7 @@ AS_SIMULATOR = {
     "tcp_timeouts+tcp_repeat_timeouts": "TcpExtTCPTimeouts",
     "tcp_recoveries": "TcpExtTCPSackRecovery",
     "tcp_loss_probes": "TcpExtTCPLossProbes",
-    "tcp_lost_retransmits": "TcpExtTCPLostRetransmit",
+    "tcp_lost_retransmits+tcp_timeout_lost_retransmits": "TcpExtTCPLostRetransmit",
     "tcp_sack_reorder": "TcpExtTCPSACKReorder",
     "retransmitted_segments": "TcpRetransSegs",
     "tcp_hystart_train": "TcpExtTCPHystartTrainDetect",

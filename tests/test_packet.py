@@ -289,6 +289,10 @@ def test_print_settings_follow_the_options():
     assert "checked a GSO packet at a time" in packet.describe_model(settings("--tsq-gso", "on"))
     assert "--tsq-gso" in settings("--tsq-gso", "1", expect=2)
     assert not settings("--small-queues", "off", "--tsq-gso", "on")["tsq_gso"]
+    assert own["probe_small_queues"] and "loss probes held back by small queues" in packet.describe_model(own), own
+    assert not settings("--small-queues", "off")["probe_small_queues"]
+    assert not settings("--loss-probes", "off")["probe_small_queues"]
+    assert "loss probes held" not in packet.describe_model(settings("--probe-small-queues", "off"))
     assert own["tsq_until"] == "host" and "receiver takes it" not in packet.describe_model(own), own
     held = settings("--tsq-until", "receiver")
     assert held["tsq_until"] == "receiver" and "until its receiver takes it" in packet.describe_model(held), held
@@ -503,6 +507,7 @@ def test_simulator_refuses_bad_starts(tmp_path, text, word):
     (["--timeout-keeps-ssthresh", "yes"], "--timeout-keeps-ssthresh: 'yes'; valid: on, off"),
     (["--rack-recovery", "1"], "--rack-recovery: '1'; valid: on, off"),
     (["--rack-ties", "yes"], "--rack-ties: 'yes'; valid: on, off"),
+    (["--probe-small-queues", "held"], "--probe-small-queues: 'held'; valid: on, off"),
     (["--hystart-rounds", "6.14"], "--hystart-rounds: '6.14'; valid: on, off"),
     (["--tsq-until", "switch"], "--tsq-until: 'switch'; valid: host, receiver"),
     (["--reo-window", "2"], "--reo-window: '2'; valid: on, off"),
@@ -904,6 +909,27 @@ def test_small_queues_count_frames_until_received(tmp_path):
     assert 0 < host["tcp_tsq_releases"] < held["tcp_tsq_releases"], (host["tcp_tsq_releases"], held["tcp_tsq_releases"])
     unheld = run("--tsq-until", "receiver", "--small-queues", "off")
     assert unheld["tsq_until"] == "none" and unheld["tcp_tsq_releases"] == 0, unheld
+
+
+def test_small_queues_hold_a_probes_new_data(tmp_path):
+    """--probe-small-queues (on by default): Linux sends a tail loss
+    probe's new data through tcp_write_xmit, whose small-queue check holds
+    it back like any new data, so a connection over its share of the queue
+    sends no probe and its RTO stays.  Counted to the receiver, GSO packets
+    at a time, linear 64 KB on 2 x 4 / 32 with ranks starting apart: some
+    probes are held (tcp_loss_probes_held), none without the check, every
+    byte right either way.  Each timeout also counts the retransmissions it
+    finds still out as lost again (tcp_timeout_lost_retransmits, the rest
+    of Linux's TCPLostRetransmit)."""
+    def run(flag):
+        rec = simulate(tmp_path, "chain:4,4", "--algorithm", "linear", "--block", "65536", "--warmup", "1",
+                       "--repetitions", "2", "--buffer", "32", "--check", "--skew", "0.004", "--tsq-until", "receiver",
+                       "--tsq-gso", "on", "--gso-clumps", "on", "--probe-small-queues", flag)
+        assert rec["bad_bytes"] == 0 and rec["probe_small_queues"] == (flag == "on"), rec
+        assert rec["tcp_timeouts"] > 0 and rec["tcp_timeout_lost_retransmits"] > 0, rec
+        return rec
+    on, off = run("on"), run("off")
+    assert on["tcp_loss_probes_held"] > 0 and off["tcp_loss_probes_held"] == 0, (on, off)
 
 
 def test_hystart_takes_each_acks_round_trip(tmp_path):
@@ -1396,7 +1422,7 @@ def test_timeouts_back_off_while_the_connection_acks_its_peers_data(tmp_path):
     call ends with every byte right; ns-3's own timer is set again by every
     ACK the socket sends, times out every 0.4 s, and TCP gives up on a
     connection after 15 timeouts in a row: an error naming the machines."""
-    args = ("--algorithm", "linear", "--block", "16384", "--warmup", "0", "--repetitions", "1", "--buffer", "2",
+    args = ("--algorithm", "linear", "--block", "32768", "--warmup", "0", "--repetitions", "1", "--buffer", "2",
             "--check")
     path = tmp_path / "backoff.trace"
     proc = subprocess.run([SIM, "--topology", str(topo_file(tmp_path, "star:32")), "--rate", "1e6", *args,

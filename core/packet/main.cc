@@ -174,6 +174,9 @@ const char *HELP =
     "  --linux-tlp on|off   the tail loss probe's timer as Linux's: armed in the open state only, in\n"
     "                       the RTO's place where the RTO comes first, one probe outstanding, the RTO\n"
     "                       restarted from a probe; off: no probe where the RTO comes first [on]\n"
+    "  --probe-small-queues on|off  a probe's new data passes small queues as any new data must (Linux's\n"
+    "                       tcp_write_xmit): over its share of the machine's queue a connection sends\n"
+    "                       no probe and its RTO stays; off: the probe goes regardless [on]\n"
     "  --linux-prr on|off   a fast recovery's window as Linux's proportional rate reduction sizes it:\n"
     "                       after the ACK's losses are marked, reduced from the window before the\n"
     "                       recovery, catching up on what it held back; off: ns-3's, sized before the\n"
@@ -355,6 +358,7 @@ options parse(int argc, char **argv)
         else if (a == "--timeout-keeps-ssthresh") o.tcp.timeout_keeps_ssthresh = on_off(a.c_str(), v);
         else if (a == "--linux-rto") o.tcp.linux_rto = on_off(a.c_str(), v);
         else if (a == "--linux-tlp") o.tcp.linux_tlp = on_off(a.c_str(), v);
+        else if (a == "--probe-small-queues") o.tcp.probe_small_queues = on_off(a.c_str(), v);
         else if (a == "--linux-prr") o.tcp.linux_prr = on_off(a.c_str(), v);
         else if (a == "--sack-compression") o.tcp.sack_compression = on_off(a.c_str(), v);
         else if (a == "--linux-receive") o.tcp.linux_receive = on_off(a.c_str(), v);
@@ -396,6 +400,7 @@ options parse(int argc, char **argv)
     if (!o.tcp.linux_hystart) o.tcp.ack_rtt = o.tcp.hystart_rounds = false;   /* parts of Linux's HyStart */
     if (!o.tcp.probes) o.tcp.linux_tlp = false;   /* the probe's timer: no probe, no timer */
     if (!o.tcp.small_queues) o.tcp.tsq_gso = false;   /* how small queues count */
+    if (!o.tcp.small_queues || !o.tcp.probes) o.tcp.probe_small_queues = false;   /* a probe small queues hold */
     if (!o.tcp.tsq_gso) o.tcp.gso_clumps = false;         /* the packets it keeps together */
     if (o.pace != "auto" && o.pace != "on" && o.pace != "off") usage_error("--pace: '" + o.pace + "'; valid: auto, on, off");
     if (o.rto_min <= 0 || o.rto_min > 60) usage_error("--rto-min: must be in (0, 60] seconds");
@@ -624,7 +629,7 @@ std::string tcp_behaviours_json(const options &o)
         {"timeout_keeps_ssthresh", o.tcp.timeout_keeps_ssthresh}, {"rack_recovery", o.tcp.rack_recovery}, {"rack_ties", o.tcp.rack_ties}, {"reo_window", o.tcp.reo_window},
         {"linux_cubic", o.linux_cubic},         {"count_delivered", o.tcp.count_delivered},
         {"linux_hystart", o.tcp.linux_hystart}, {"hystart_rounds", o.tcp.hystart_rounds}, {"linux_rto", o.tcp.linux_rto},
-        {"linux_tlp", o.tcp.linux_tlp},         {"linux_prr", o.tcp.linux_prr},
+        {"linux_tlp", o.tcp.linux_tlp},         {"probe_small_queues", o.tcp.probe_small_queues}, {"linux_prr", o.tcp.linux_prr},
         {"sack_compression", o.tcp.sack_compression}, {"ack_rtt", o.tcp.ack_rtt},
         {"tsq_gso", o.tcp.tsq_gso},             {"window_in_packets", o.tcp.window_in_packets},
         {"gso_clumps", o.tcp.gso_clumps},       {"linux_receive", o.tcp.linux_receive}};
@@ -777,13 +782,13 @@ int main(int argc, char **argv)
         const probing_tcp_hystart hy = probing_tcp_hystart_counts();
         printf("], \"bottleneck_load\": %.0f, \"checked\": %s, \"bad_bytes\": %lld, \"drops_switch\": %llu, "
                "\"drops_host\": %llu, \"drops_device\": %llu, \"messages\": %llu, \"fragments\": %llu, \"rendezvous\": %llu, "
-               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_rack_ties\": %llu, \"tcp_reo_timeouts\": %llu, \"tcp_sack_reorder\": %llu, \"tcp_counted_before\": %llu, \"tcp_hystart_exits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"tcp_repeat_timeouts\": %llu, \"tcp_acks_compressed\": %llu, \"tcp_acks_at_read\": %llu, \"tcp_tsq_releases\": %llu, \"reads_waited\": %llu, \"reads_late\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
+               "\"wire_bytes\": %llu, \"tcp_timeouts\": %llu, \"tcp_recoveries\": %llu, \"tcp_loss_probes\": %llu, \"tcp_loss_probes_held\": %llu, \"tcp_lost_retransmits\": %llu, \"tcp_timeout_lost_retransmits\": %llu, \"tcp_rack_lost\": %llu, \"tcp_rack_ties\": %llu, \"tcp_reo_timeouts\": %llu, \"tcp_sack_reorder\": %llu, \"tcp_counted_before\": %llu, \"tcp_hystart_exits\": %llu, \"tcp_recovery_timeouts\": %llu, \"tcp_recovery_s\": %.6g, \"tcp_floor_timeouts\": %llu, \"tcp_repeat_timeouts\": %llu, \"tcp_acks_compressed\": %llu, \"tcp_acks_at_read\": %llu, \"tcp_tsq_releases\": %llu, \"reads_waited\": %llu, \"reads_late\": %llu, \"connect_s\": %.6g, \"connect_drops\": %llu, \"native_choice\": \"%s\", \"wall_s\": %.3f, "
                "\"max_rss_mib\": %.1f, \"rendezvous_protocol\": \"%s\", \"connect\": \"%s\", \"connections_before\": %zu, "
                "\"connections_at_first_message\": %zu, \"skew\": %.9g, \"seed\": %llu, ",
                bound, check ? "true" : "false", bad_bytes[b], (unsigned long long)net.drops_switch,
                (unsigned long long)net.drops_host, (unsigned long long)net.drops_device, (unsigned long long)ss.messages, (unsigned long long)ss.fragments,
                (unsigned long long)ss.rendezvous, (unsigned long long)ss.wire_bytes, (unsigned long long)ss.timeouts, (unsigned long long)ss.recoveries,
-               (unsigned long long)probing_tcp_probes(), (unsigned long long)probing_tcp_lost_retransmits(),
+               (unsigned long long)probing_tcp_probes(), (unsigned long long)probing_tcp_probes_held(), (unsigned long long)probing_tcp_lost_retransmits(), (unsigned long long)probing_tcp_timeout_lost_retransmits(),
                (unsigned long long)probing_tcp_rack_lost(), (unsigned long long)probing_tcp_rack_ties(), (unsigned long long)probing_tcp_reo_timeouts(), (unsigned long long)probing_tcp_sack_reorder(), (unsigned long long)probing_tcp_counted_before(),
                (unsigned long long)hy.exits, (unsigned long long)ss.recovery_timeouts, ss.recovery_s,
                (unsigned long long)probing_tcp_floor_timeouts(), (unsigned long long)probing_tcp_repeat_timeouts(), (unsigned long long)probing_tcp_acks_compressed(), (unsigned long long)probing_tcp_acks_at_read(),

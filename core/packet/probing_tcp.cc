@@ -7,7 +7,8 @@
  * else 2 ms), or at the retransmission timeout's time if that comes first
  * (linux_tlp: the probe goes in its place and restarts it; one probe
  * outstanding at a time); it sends new
- * data if there is some, else the last segment again.  Its ACK carries
+ * data if there is some (passing small queues as any new data must:
+ * probe_small_queues), else the last segment again.  Its ACK carries
  * SACK blocks above the hole, and with a duplicate-ACK threshold of 1 (set by
  * the caller: the simulated tree never reorders a flow's packets, so a hole
  * below SACKed data is a loss, as RACK concludes) fast recovery repairs the
@@ -75,7 +76,7 @@ using namespace ns3;
 namespace {
 
 uint64_t g_tsq_releases = 0;   /* sockets small queues held back, sent again as their frames left (Linux's tcp_tsq_handler) */
-uint64_t g_probes = 0, g_lost_retransmits = 0, g_rack_lost = 0, g_rack_ties = 0, g_floor_timeouts = 0, g_counted_before = 0, g_repeat_timeouts = 0, g_acks_compressed = 0,
+uint64_t g_probes = 0, g_probes_held = 0, g_lost_retransmits = 0, g_timeout_lost_retransmits = 0, g_rack_lost = 0, g_rack_ties = 0, g_floor_timeouts = 0, g_counted_before = 0, g_repeat_timeouts = 0, g_acks_compressed = 0,
          g_acks_at_read = 0, g_reo_timeouts = 0, g_sack_reorder = 0;
 probing_tcp_hystart g_hystart;   /* HyStart's exits, and by kind as the kernel counts them */
 small_queue_owner *g_sender = nullptr;   /* the socket whose data segment is on its way down the stack */
@@ -418,6 +419,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         const uint32_t ssthresh = m_tcb->m_ssThresh;
         const uint32_t retries = m_dataRetrCount;
         const bool again = m_tcb->m_congState == TcpSocketState::CA_LOSS;   /* not recovered from the last one */
+        count_retransmits_lost_at_timeout();
         TcpSocketBase::ReTxTimeout();
         trace_state();
         if (keep) m_tcb->m_ssThresh = ssthresh;
@@ -425,6 +427,20 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         if (m_tcb->m_ssThresh <= 2 * m_tcb->m_segmentSize) g_floor_timeouts++;
         if (again) g_repeat_timeouts++;
         if (event_tracing() && m_endPoint) event_trace("timeout %s %s", conn_name().c_str(), again ? "repeat" : "first");
+    }
+    /* The timeout marks every segment out lost, and Linux counts each
+     * retransmission among them as lost again (tcp_timeout_mark_lost,
+     * tcp_mark_skb_lost): those resent since RACK last marked them (its
+     * mark_lost clears m_retrans), before ns-3's timeout clears the flag.
+     * A departure: Linux leaves out segments sent within RACK's last RTT
+     * (other than the first); here a timeout counts them all. */
+    void count_retransmits_lost_at_timeout()
+    {
+        const uint32_t mss = m_tcb->m_segmentSize;
+        each_sent([&](TcpTxItem *item, SequenceNumber32, SequenceNumber32) {
+            if (item->m_retrans && !item->IsSacked()) g_timeout_lost_retransmits += (item->GetSeqSize() + mss - 1) / mss;
+            return true;
+        });
     }
     uint32_t AvailableWindow() const override
     {
@@ -440,7 +456,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
          * the validation's contested points did not move
          * (docs/results/2026-12-05-packet-small-queues-in-the-network.md). */
         const uint32_t k = gso_segments();
-        if (in_queue < small_queue_limit(k) || single_skb_out()) {   /* tcp_rtx_queue_empty_or_single_skb */
+        if (small_queues_pass(k)) {
             if (opt.tsq_gso) {
                 gso_left = k;
                 gso_at = Simulator::Now();
@@ -533,6 +549,13 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         return opt.tsq_gso && m_txBuffer->HeadSequence() >= gso_start;
     }
     bool in_gso_packet() const { return gso_left > 0 && gso_at == Simulator::Now(); }
+    /* tcp_small_queue_check: a packet of `segments` may join the machine's
+     * queue (nothing is held back while one skb is out:
+     * tcp_rtx_queue_empty_or_single_skb) */
+    bool small_queues_pass(uint32_t segments) const
+    {
+        return in_queue < small_queue_limit(segments) || single_skb_out();
+    }
 
     /* ns-3's NextSeg offers new data while what was sent (SACKed
      * included) is no more than the peer's window, a segment of the window
@@ -1139,7 +1162,6 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     {
         if (!may_probe() || BytesInFlight() == 0) return;
         if (opt.linux_tlp && tlp_out && tlp_high > m_txBuffer->HeadSequence()) return;   /* one outstanding: the RTO stays */
-        g_probes++;
         sending scope(opt.small_queues ? this : nullptr);
         const uint32_t mss = m_tcb->m_segmentSize;
         /* new data, if any, from the highest sequence sent (tcp_send_head):
@@ -1148,6 +1170,11 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
          * SACKed, putting ns-3's count of SACKed bytes out of step */
         const SequenceNumber32 high = m_tcb->m_highTxMark;
         if (m_txBuffer->SizeFromSequence(high) > 0) {
+            if (opt.small_queues && opt.probe_small_queues && !small_queues_pass(1)) {   /* probe_small_queues */
+                throttled = true;   /* a frame leaving sends again (tcp_tsq_handler) */
+                g_probes_held++;
+                return;
+            }
             const uint32_t n = TcpSocketBase::SendDataPacket(high, mss, true);
             note_sent(high, n, false);
             m_tcb->m_nextTxSequence = std::max(m_tcb->m_nextTxSequence.Get(), high + n);
@@ -1156,11 +1183,16 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
              * (sent at highTxMark - MSS instead, across two of ns-3's
              * segments, it left a 256-machine run with a connection that
              * never sent again; the first unacknowledged segment instead
-             * drew duplicate ACKs that started needless recoveries) */
+             * drew duplicate ACKs that started needless recoveries).  A
+             * departure: Linux sends no such probe while the segment's
+             * frame is still in its machine's queue (skb_still_in_host_queue;
+             * the testbed's kernel counts 4-5 a job at linear 64 KB on
+             * 2 x 8 / 32, its TCPSpuriousRtxHostQueues) */
             note_sent(last_seq, TcpSocketBase::SendDataPacket(last_seq, last_len, true), true);
         } else {
             return;   /* nothing to send: the RTO stays */
         }
+        g_probes++;
         if (opt.linux_tlp) {   /* tcp_send_loss_probe's tcp_rearm_rto */
             restart_rto();
             tlp_out = true;
@@ -1218,7 +1250,9 @@ std::string probing_tcp_conn_name(Ipv4Address local, uint16_t local_port, Ipv4Ad
     return s.str();
 }
 uint64_t probing_tcp_probes() { return g_probes; }
+uint64_t probing_tcp_probes_held() { return g_probes_held; }
 uint64_t probing_tcp_lost_retransmits() { return g_lost_retransmits; }
+uint64_t probing_tcp_timeout_lost_retransmits() { return g_timeout_lost_retransmits; }
 uint64_t probing_tcp_rack_lost() { return g_rack_lost; }
 uint64_t probing_tcp_rack_ties() { return g_rack_ties; }
 uint64_t probing_tcp_reo_timeouts() { return g_reo_timeouts; }
@@ -1232,7 +1266,7 @@ uint64_t probing_tcp_acks_at_read() { return g_acks_at_read; }
 uint64_t probing_tcp_tsq_releases() { return g_tsq_releases; }
 void probing_tcp_reset()
 {
-    g_probes = g_lost_retransmits = g_rack_lost = g_rack_ties = g_floor_timeouts = g_counted_before = g_repeat_timeouts = g_acks_compressed = g_acks_at_read = g_reo_timeouts = g_sack_reorder = 0;
+    g_probes = g_probes_held = g_lost_retransmits = g_timeout_lost_retransmits = g_rack_lost = g_rack_ties = g_floor_timeouts = g_counted_before = g_repeat_timeouts = g_acks_compressed = g_acks_at_read = g_reo_timeouts = g_sack_reorder = 0;
     g_tsq_releases = 0;
     g_hystart = {};
 }

@@ -127,6 +127,12 @@ struct probing_tcp_options {
      * restarted from the probe; otherwise a probe due after the RTO is not
      * armed and the RTO fires */
     bool linux_tlp = true;
+    /* a probe's new data passes small queues as any new data must
+     * (tcp_send_loss_probe sends it through tcp_write_xmit, whose
+     * tcp_small_queue_check holds it back): a connection over its share of
+     * the queue sends no probe then, the RTO stays, and a frame leaving
+     * sends again as the window allows; off, the probe goes regardless */
+    bool probe_small_queues = true;
     /* a fast recovery's window as Linux's proportional rate reduction sizes
      * it, after the ACK's losses are marked (linux_prr.h); else ns-3's
      * TcpPrrRecovery, before the simulator's RACK marks them */
@@ -221,7 +227,13 @@ const char *probing_tcp_l4(bool hash);
 /* A connection as the traces name it, LOCAL:PORT->PEER:PORT (event_trace.h) */
 std::string probing_tcp_conn_name(ns3::Ipv4Address local, uint16_t local_port, ns3::Ipv4Address peer, uint16_t peer_port);
 uint64_t probing_tcp_probes();   /* probes sent, all sockets, since the last reset */
+uint64_t probing_tcp_probes_held();   /* probes of new data small queues held back (probe_small_queues), likewise */
 uint64_t probing_tcp_lost_retransmits();   /* lost retransmissions found and sent again, likewise */
+/* retransmitted segments still out when a timeout marks everything lost,
+ * likewise: Linux's TCPLostRetransmit counts these too (tcp_timeout_mark_lost
+ * calls tcp_mark_skb_lost), where probing_tcp_lost_retransmits counts
+ * RACK's finds only */
+uint64_t probing_tcp_timeout_lost_retransmits();
 uint64_t probing_tcp_rack_lost();   /* first transmissions RACK found lost in a fast recovery, likewise */
 uint64_t probing_tcp_sack_reorder();   /* ACKs from which Linux would infer reordering (its TCPSACKReorder) */
 uint64_t probing_tcp_reo_timeouts();   /* recoveries the reordering timer started (reo_window) */

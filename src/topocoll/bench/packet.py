@@ -81,6 +81,7 @@ def describe_model(m: dict) -> str:
              ("hystart_rounds", "HyStart's rounds begun below its low window", None),
              ("linux_rto", "Linux's retransmission timer", "ns-3's retransmission timer"),
              ("linux_tlp", "Linux's loss probe timer", None),
+             ("probe_small_queues", "loss probes held back by small queues", None),
              ("linux_prr", "Linux's rate reduction in recovery", "ns-3's rate reduction in recovery"),
              ("sack_compression", "Linux's SACK compression", "an ACK for every out-of-order segment"),
              ("forward_retransmits", "forward retransmissions", "no forward retransmission"),
@@ -90,7 +91,7 @@ def describe_model(m: dict) -> str:
              ("gso_clumps", "GSO packets leaving machines whole", None),
              ("linux_receive", "Linux's receive window and stretch ACKs", None),
              ("window_in_packets", "restarts after idle in whole segments", None)]
-    within = {"ack_rtt": "linux_hystart", "hystart_rounds": "linux_hystart", "tsq_gso": "small_queues", "gso_clumps": "tsq_gso"}   # a part of another behaviour: said only where that one runs
+    within = {"ack_rtt": "linux_hystart", "hystart_rounds": "linux_hystart", "tsq_gso": "small_queues", "probe_small_queues": "small_queues", "gso_clumps": "tsq_gso"}   # a part of another behaviour: said only where that one runs
     parts += [said for said in (on if m[key] else off for key, on, off in flags
                                 if m[within.get(key, key)] or key not in within) if said]
     if m.get("tsq_until") == "receiver":
