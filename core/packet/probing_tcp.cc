@@ -419,28 +419,31 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         const uint32_t ssthresh = m_tcb->m_ssThresh;
         const uint32_t retries = m_dataRetrCount;
         const bool again = m_tcb->m_congState == TcpSocketState::CA_LOSS;   /* not recovered from the last one */
-        count_retransmits_lost_at_timeout();
+        const uint64_t lost_again = retransmits_out();   /* before ns-3's timeout clears their flags */
         TcpSocketBase::ReTxTimeout();
         trace_state();
         if (keep) m_tcb->m_ssThresh = ssthresh;
         if (m_dataRetrCount == retries) return;   /* nothing was resent */
+        g_timeout_lost_retransmits += lost_again;
         if (m_tcb->m_ssThresh <= 2 * m_tcb->m_segmentSize) g_floor_timeouts++;
         if (again) g_repeat_timeouts++;
         if (event_tracing() && m_endPoint) event_trace("timeout %s %s", conn_name().c_str(), again ? "repeat" : "first");
     }
-    /* The timeout marks every segment out lost, and Linux counts each
+    /* A timeout marks every segment out lost, and Linux counts each
      * retransmission among them as lost again (tcp_timeout_mark_lost,
-     * tcp_mark_skb_lost): those resent since RACK last marked them (its
-     * mark_lost clears m_retrans), before ns-3's timeout clears the flag.
-     * A departure: Linux leaves out segments sent within RACK's last RTT
-     * (other than the first); here a timeout counts them all. */
-    void count_retransmits_lost_at_timeout()
+     * tcp_mark_skb_lost): the segments resent since RACK last marked them
+     * (its mark_lost clears m_retrans) and not SACKed.  A departure: Linux
+     * leaves out segments sent within RACK's last RTT (other than the
+     * first); here a timeout counts them all. */
+    uint64_t retransmits_out()
     {
         const uint32_t mss = m_tcb->m_segmentSize;
+        uint64_t n = 0;
         each_sent([&](TcpTxItem *item, SequenceNumber32, SequenceNumber32) {
-            if (item->m_retrans && !item->IsSacked()) g_timeout_lost_retransmits += (item->GetSeqSize() + mss - 1) / mss;
+            if (item->m_retrans && !item->IsSacked()) n += (item->GetSeqSize() + mss - 1) / mss;
             return true;
         });
+        return n;
     }
     uint32_t AvailableWindow() const override
     {
