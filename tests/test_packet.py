@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 import csv
+import functools
 import json
 import os
 import re
@@ -1190,8 +1191,7 @@ def test_frozen_cores_hold_ranks_and_their_machines(tmp_path, algorithm):
     a millisecond or more for their ranks where without freezes none does,
     and machines take in packets and send from their queues only after a
     thaw (the time may go either way: pairwise was faster frozen)."""
-    def run(*args):
-        return on_two_host_cores(tmp_path, algorithm, *args)
+    run = functools.partial(on_two_host_cores, tmp_path, algorithm)
     never, often, again = run(), run("--host-freezes", "60"), run("--host-freezes", "60")
     assert never["host_freezes"] == 0 and often["host_freezes"] == 60, often
     assert often["times"] == again["times"], (often["times"], again["times"])
@@ -1208,8 +1208,7 @@ def test_host_softirq_costs_cores(tmp_path, algorithm):
     the same seed gives the same run; at 500 us a frame two cores take in
     at most 4,000 frames a second, a thirtieth of what eight 100 Mbit/s
     machines send, so every call is slower than without."""
-    def run(*args):
-        return on_two_host_cores(tmp_path, algorithm, *args)
+    run = functools.partial(on_two_host_cores, tmp_path, algorithm)
     free, costly, again = run(), run("--host-softirq", "5e-4"), run("--host-softirq", "5e-4")
     assert free["host_softirq_frames"] == 0 and costly["host_softirq"] == 5e-4, costly
     assert costly["times"] == again["times"], (costly["times"], again["times"])

@@ -75,8 +75,8 @@ using namespace ns3;
 
 namespace {
 
-uint64_t g_tsq_releases = 0;   /* sockets small queues held back, sent again as their frames left (Linux's tcp_tsq_handler) */
-uint64_t g_probes = 0, g_probes_held = 0, g_lost_retransmits = 0, g_timeout_lost_retransmits = 0, g_rack_lost = 0, g_rack_ties = 0, g_floor_timeouts = 0, g_counted_before = 0, g_repeat_timeouts = 0, g_acks_compressed = 0,
+/* g_tsq_releases: sockets small queues held back, sent again as their frames left (Linux's tcp_tsq_handler) */
+uint64_t g_tsq_releases = 0, g_probes = 0, g_probes_held = 0, g_lost_retransmits = 0, g_timeout_lost_retransmits = 0, g_rack_lost = 0, g_rack_ties = 0, g_floor_timeouts = 0, g_counted_before = 0, g_repeat_timeouts = 0, g_acks_compressed = 0,
          g_acks_at_read = 0, g_reo_timeouts = 0, g_sack_reorder = 0;
 probing_tcp_hystart g_hystart;   /* HyStart's exits, and by kind as the kernel counts them */
 small_queue_owner *g_sender = nullptr;   /* the socket whose data segment is on its way down the stack */
@@ -1173,7 +1173,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
          * SACKed, putting ns-3's count of SACKed bytes out of step */
         const SequenceNumber32 high = m_tcb->m_highTxMark;
         if (m_txBuffer->SizeFromSequence(high) > 0) {
-            if (opt.small_queues && opt.probe_small_queues && !small_queues_pass(1)) {   /* probe_small_queues */
+            if (opt.probe_small_queues && !small_queues_pass(1)) {   /* probe_small_queues */
                 throttled = true;   /* a frame leaving sends again (tcp_tsq_handler) */
                 g_probes_held++;
                 return;
@@ -1269,7 +1269,6 @@ uint64_t probing_tcp_acks_at_read() { return g_acks_at_read; }
 uint64_t probing_tcp_tsq_releases() { return g_tsq_releases; }
 void probing_tcp_reset()
 {
-    g_probes = g_probes_held = g_lost_retransmits = g_timeout_lost_retransmits = g_rack_lost = g_rack_ties = g_floor_timeouts = g_counted_before = g_repeat_timeouts = g_acks_compressed = g_acks_at_read = g_reo_timeouts = g_sack_reorder = 0;
-    g_tsq_releases = 0;
+    g_tsq_releases = g_probes = g_probes_held = g_lost_retransmits = g_timeout_lost_retransmits = g_rack_lost = g_rack_ties = g_floor_timeouts = g_counted_before = g_repeat_timeouts = g_acks_compressed = g_acks_at_read = g_reo_timeouts = g_sack_reorder = 0;
     g_hystart = {};
 }
