@@ -21,8 +21,12 @@
         (apart, or in turn on the same connections), its ranks sharing the
         recording host's cores (--host-cores N, N from DIR/cores, else this
         machine's); FLAGS go to topocoll-packet after those, e.g. --linux-cubic
-        off, --host-cores 0 (a core a rank); ONLY=88|32|linear|32768,444|100
-        (prefixes of TOPOLOGY|BUFFER|ALGORITHM|BLOCK) replays only those points
+        off, --host-cores 0 (a core a rank); --testbed-model stands for the
+        emulated cluster's own model (TESTBED_MODEL: frames charged until
+        received, its GSO packets and shapers, Linux 6.18's HyStart rounds,
+        RACK's reordering window), the one validated at every point;
+        ONLY=88|32|linear|32768,444|100 (prefixes of
+        TOPOLOGY|BUFFER|ALGORITHM|BLOCK) replays only those points
   packet_validation.py compare DIR[,DIR...] TAG...
         pooled simulated median / pooled testbed median at each point, with a
         90 % bootstrap interval; several recordings (each replayed as TAG) pool
@@ -60,6 +64,19 @@ REPETITIONS = 9
 #: untimed calls at each size on the testbed: the bench's warm-up, then the
 #: benchmark program's checked call (core/bench/alltoall_bench.c)
 UNTIMED = 2
+#: the emulated cluster as the simulator models it (docs/packet.md, validation): a frame charged to its
+#: socket until the receiving machine takes it, small queues a GSO packet at a time and GSO packets
+#: through the machines' shapers, HyStart's rounds as its Linux 6.18 runs them, RACK's reordering window
+#: before a recovery and its ties in the order sent
+TESTBED_MODEL = ("--tsq-until", "receiver", "--tsq-gso", "on", "--gso-clumps", "on", "--hystart-rounds", "on",
+                 "--reo-window", "on", "--rack-ties", "on")
+
+
+def model_flags(flags: list[str]) -> list[str]:
+    """The simulator's FLAGS, --testbed-model spelled out (TESTBED_MODEL)"""
+    return [f for flag in flags for f in (TESTBED_MODEL if flag == "--testbed-model" else (flag,))]
+
+
 #: DIR/ORDER says how the recording ran its sizes ("apart" or "in-turn");
 #: recordings without it (before 2026-11-28) ran them in turn
 ORDER = "order"
@@ -425,7 +442,7 @@ def main(argv: list[str]) -> None:
     elif argv[0] == "replay":
         if len(argv) < 3:
             sys.exit(__doc__)
-        replay(d, argv[2], argv[3:])
+        replay(d, argv[2], model_flags(argv[3:]))
     elif argv[0] == "agreement":
         if len(argv) != 3:
             sys.exit(__doc__)

@@ -89,6 +89,9 @@ EVENTS = ("tcp/tcp_cong_state_set", "tcp/tcp_sendmsg_locked", "skb/kfree_skb")
 TCP_EVENTS = ("tcp/tcp_probe", "tcp/tcp_retransmit_skb")   # record --tcp
 PROBE_FILTER = "data_len == 0"   # tcp_probe fires for every segment a socket takes in: keep the pure ACKs
 STATES = ("open", "disorder", "cwr", "recovery", "loss")   # TCP_CA_Open ... TCP_CA_Loss, ns-3's alike
+ACK_AT_ONCE_S = 50e-6   # a state change this soon after an ACK is that ACK's (the kernel traces them apart)
+TICK_NS = 4_000_000   # a jiffy of the testbed's kernel (HZ 250), on which its TCP timers run; in whole ns, as traces stamp
+TICK_S = TICK_NS / 1e9
 UNBOUNDED = 1 << 30   # a slow-start threshold this large (segments or bytes) is none yet: "inf"
 TCP_CA_LOSS = 4
 QUIET = 0.02             # seconds without a big send before a call's first
@@ -505,11 +508,16 @@ def tcp_summary(calls: list[float], conns: dict, bin_s: float, mss: int) -> dict
     loss_from, loss_bins, lasted, strides = collections.Counter(), collections.Counter(), [], collections.Counter()
     resends, first_cwnd, first_ssthresh, windows, peaks, gaps = 0, [], [], [], [], []
     lost, again, needless, traced_losses = 0, 0, 0, False
+    timer_ticks = []   # recoveries no ACK began: the kernel's ticks (TICK_S) from the connection's last ACK
     for evs in conns.values():
         state, entered, una, peak, last = "open", None, None, {}, None
+        last_ack = None
         for ev in evs:
             t, kind, k = ev[0], ev[1], call_of(ev[0])
             if kind == "state":
+                if ev[2] == "recovery" and state != "recovery" and k is not None and last_ack is not None \
+                        and t - last_ack > ACK_AT_ONCE_S:
+                    timer_ticks.append(round(t * 1e9) // TICK_NS - round(last_ack * 1e9) // TICK_NS)
                 if ev[2] == "loss" and state != "loss" and k is not None:
                     loss_from[state if state in ("open", "recovery") else "other"] += 1
                     loss_bins[int((t - calls[k]) / bin_s + 1e-9)] += 1
@@ -527,7 +535,7 @@ def tcp_summary(calls: list[float], conns: dict, bin_s: float, mss: int) -> dict
                     advance = (ev[2] - una) % (1 << 32)
                     if 0 < advance < UNBOUNDED:
                         strides[min(5, -(-advance // mss))] += 1
-                una = ev[2]
+                una, last_ack = ev[2], t
                 if k is not None:
                     if last is not None and last[1] == k:   # since the connection's last ACK in this call
                         gaps.append(t - last[0])
@@ -548,7 +556,7 @@ def tcp_summary(calls: list[float], conns: dict, bin_s: float, mss: int) -> dict
             "loss_bins": {b: v / n for b, v in loss_bins.items()}, "lasted": lasted, "resends": resends / n,
             "strides": strides, "first_cwnd": first_cwnd, "first_ssthresh": first_ssthresh, "windows": windows,
             "peaks": peaks, "gaps": gaps, "lost": lost, "again": again, "needless": needless,
-            "traced_losses": traced_losses}
+            "traced_losses": traced_losses, "timer_ticks": timer_ticks}
 
 
 def covers(start: int, size: int, seq: int) -> bool:
@@ -611,6 +619,14 @@ def tcp_compare(a: Path, b: Path, bin_ms: float, mss: int) -> None:
             return "-"
         return f"{quantile(xs, .5) * scale:.0f}/{quantile(xs, .9) * scale:.0f}{unit}"
     row("loss lasted, median/90 %", spread(sa["lasted"], 1e3, " ms"), spread(sb["lasted"], 1e3, " ms"))
+    # a recovery begun with no ACK at that instant: RACK's reordering timer,
+    # which Linux's timer wheel runs on the tick after the jiffy it expires in
+    row("recoveries begun by a timer", f"{len(sa['timer_ticks']) / sa['calls']:.1f}",
+        f"{len(sb['timer_ticks']) / sb['calls']:.1f}")
+
+    def ticks(xs):
+        return "-" if not xs else f"{quantile(xs, .5):.0f} ({100 * sum(x >= 2 for x in xs) / len(xs):.0f} % 2+)"
+    row(f"  {TICK_S * 1e3:g} ms ticks after the last ACK", ticks(sa["timer_ticks"]), ticks(sb["timer_ticks"]))
     row("resends", f"{sa['resends']:.0f}", f"{sb['resends']:.0f}")
 
     def lost(s):

@@ -271,6 +271,8 @@ def test_print_settings_follow_the_options():
     assert "RACK's ties in the order sent" in packet.describe_model(settings("--rack-ties", "on"))
     assert not own["reo_window"] and "reordering window" not in packet.describe_model(own), own
     assert "RACK's reordering window before a recovery" in packet.describe_model(settings("--reo-window", "on"))
+    assert not own["timer_ticks"] and "timer-wheel" not in packet.describe_model(own), own
+    assert "TCP's timers run on the kernel's timer-wheel ticks" in packet.describe_model(settings("--timer-ticks", "on"))
     assert own["linux_prr"] and "Linux's rate reduction in recovery" in packet.describe_model(own), own
     assert "ns-3's rate reduction in recovery" in packet.describe_model(settings("--linux-prr", "off"))
     assert "--linux-prr" in settings("--linux-prr", "maybe", expect=2)
@@ -512,6 +514,7 @@ def test_simulator_refuses_bad_starts(tmp_path, text, word):
     (["--hystart-rounds", "6.14"], "--hystart-rounds: '6.14'; valid: on, off"),
     (["--tsq-until", "switch"], "--tsq-until: 'switch'; valid: host, receiver"),
     (["--reo-window", "2"], "--reo-window: '2'; valid: on, off"),
+    (["--timer-ticks", "jiffies"], "--timer-ticks: 'jiffies'; valid: on, off"),
     (["--count-delivered", "yes"], "--count-delivered: 'yes'; valid: on, off"),
     (["--linux-cubic", "true"], "--linux-cubic: 'true'; valid: on, off"),
     (["--host-cores", "-1"], "--host-cores"),
@@ -812,6 +815,70 @@ def test_rack_waits_its_reordering_window_before_a_recovery(tmp_path):
                                        "--buffer", "100", "--skew", "0.001", "--rack-ties", "on",
                                        "--tsq-gso", "on", "--gso-clumps", "on")
     assert on["tcp_reo_timeouts"] > 0 and off["tcp_reo_timeouts"] == 0, (on, off)
+
+
+def test_a_recovery_the_reordering_timer_starts_resends_one_segment(tmp_path):
+    """A recovery that RACK's reordering timer starts (--reo-window on: no
+    ACK at that instant) sizes its window as Linux's tcp_rack_reo_timeout
+    does, as if one segment had been delivered (tcp_cwnd_reduction(sk, 1,
+    ...)), so it resends one segment then; sized from nothing, the window
+    stayed as it was and every hole went at once, a burst into the port
+    that had dropped them.  pairwise on three switches of 4 machines, 64 KB
+    through 32-frame ports; every byte right."""
+    trace = tmp_path / "trace.txt"
+    rec = simulate(tmp_path, "chain:4,4,4", "--algorithm", "pairwise", "--block", "65536", "--warmup", "0",
+                   "--repetitions", "3", "--check", "--buffer", "32", "--skew", "0.002", "--reo-window", "on",
+                   "--rack-ties", "on", "--trace", str(trace), "--trace-tcp")
+    assert rec["bad_bytes"] == 0 and rec["tcp_reo_timeouts"] > 0, rec
+    _, conns = timeline.read_tcp(trace)
+    first_sends = []
+    for evs in conns.values():
+        state, last_ack = "open", None
+        for ev in evs:
+            if ev[1] == "ack":
+                last_ack = ev[0]
+            elif ev[1] == "state":
+                if ev[2] == "recovery" and state != "recovery" and (last_ack is None or ev[0] - last_ack > 50e-6):
+                    first_sends.append(sum(-(-e[3] // 1448) for e in evs
+                                           if e[1] == "resend" and len(e) == 4 and e[0] == ev[0]))
+                state = ev[2]
+    assert len(first_sends) >= rec["tcp_reo_timeouts"] and set(first_sends) == {1}, first_sends
+
+
+def test_tcp_timers_run_on_the_timer_wheels_ticks(tmp_path):
+    """With --timer-ticks on, TCP's timers run when Linux's timer wheel runs
+    them, on a 4 ms tick: every timeout and every loss probe that sends its
+    last segment again (a resend in order, with no ACK or state change at
+    that instant) lies on a tick; off, they run at their own times, and
+    some miss the ticks.  pairwise on three switches of 4 machines, 64 KB
+    through 32-frame ports, RACK's reordering window on (its timer runs on
+    a tick either way); every byte right either way."""
+    def timer_events(flag):
+        trace = tmp_path / f"trace-{flag}.txt"
+        rec = simulate(tmp_path, "chain:4,4,4", "--algorithm", "pairwise", "--block", "65536", "--warmup", "0",
+                       "--repetitions", "3", "--check", "--buffer", "32", "--skew", "0.002", "--reo-window", "on",
+                       "--rack-ties", "on", "--timer-ticks", flag, "--trace", str(trace), "--trace-tcp")
+        assert rec["bad_bytes"] == 0 and rec["timer_ticks"] == (flag == "on") and rec["tcp_timeouts"] > 0, rec
+        _, conns = timeline.read_tcp(trace)
+        ticks = {"timeout": [], "probe": []}
+        for evs in conns.values():
+            by_time = {}
+            for ev in evs:
+                by_time.setdefault(ev[0], []).append(ev)
+            state = "open"
+            for ev in evs:
+                alike = by_time[ev[0]]
+                on_tick = round(ev[0] * 1e9) % 4_000_000 == 0
+                if ev[1] == "state":
+                    if ev[2] == "loss" and state != "loss":
+                        ticks["timeout"].append(on_tick)
+                    state = ev[2]
+                elif ev[1] == "resend" and state == "open" and not any(e[1] in ("ack", "state") for e in alike):
+                    ticks["probe"].append(on_tick)
+        return ticks
+    on, off = timer_events("on"), timer_events("off")
+    assert all(on[k] and all(on[k]) for k in on), on
+    assert off["timeout"] and not all(off["timeout"]) and off["probe"] and not all(off["probe"]), off
 
 
 def test_sacks_are_compressed_as_linux_does(tmp_path):

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 spec = importlib.util.spec_from_file_location(
     "packet_validation", Path(__file__).resolve().parents[1] / "scripts" / "packet_validation.py")
 pv = importlib.util.module_from_spec(spec)
@@ -329,3 +331,23 @@ def test_record_with_hystart_ack_delta_sets_the_kernels_and_replay_follows(tmp_p
     with pytest.raises(SystemExit, match=r"HYSTART_ACK_DELTA: --hystart-ack-delta: '0' is not a whole number in \[1, 1000000\]"):
         pv.record(tmp_path / "rec3", 1, False)
     assert kernel.read_text() == "1234\n" and not (tmp_path / "rec3").exists()
+
+
+def test_the_testbed_model_is_the_simulators_options():
+    """replay's --testbed-model stands for TESTBED_MODEL where it stands, the
+    other flags kept around it; the simulator takes every one of those
+    options and reports each behaviour it names as running."""
+    flags = ["--host-cores", "2", "--testbed-model", "--timer-ticks", "on"]
+    assert pv.model_flags(flags) == ["--host-cores", "2", *pv.TESTBED_MODEL, "--timer-ticks", "on"]
+    assert pv.model_flags(["--reo-window", "off"]) == ["--reo-window", "off"]
+    from topocoll.bench import packet
+    try:
+        sim = str(packet.program())
+    except Exception:   # noqa: BLE001 -- as test_packet.py's needs_sim
+        pytest.skip("topocoll-packet not built (libns3-dev)")
+    proc = subprocess.run([sim, "--print-settings", *pv.TESTBED_MODEL], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    settings = json.loads(proc.stdout)
+    assert settings["tsq_until"] == "receiver", settings
+    for key in ("tsq_gso", "gso_clumps", "hystart_rounds", "reo_window", "rack_ties"):
+        assert settings[key] is True, (key, settings)

@@ -506,3 +506,27 @@ def test_record_names_a_setting_it_cannot_write(tmp_path, monkeypatch):
     monkeypatch.setattr(Path, "write_text", refusing)
     with pytest.raises(SystemExit, match=r"timeline: writing 'mono' to .*trace_clock: Invalid argument"):
         timeline.record(tmp_path / "out.txt", [sys.executable, "-c", "pass", "--csv", str(tmp_path / "t.csv")], 2)
+
+
+def test_tcp_counts_recoveries_a_timer_began(tmp_path):
+    """A recovery begun with no ACK within 50 us before it (RACK's
+    reordering timer: the kernel traces a state change a few us after its
+    ACK) is counted in timed calls, with the kernel's 4 ms ticks from the
+    connection's last ACK to it, the trace's stamps taken in whole ns."""
+    c = "10.0.0.1:49153->10.0.0.2:5000"
+    a = tcp_trace(tmp_path / "a.trace", [
+        "0.0 call 0 65536 untimed", f"0.001 tcp {c} ack 1 10 inf", f"0.010 tcp {c} state recovery",   # untimed
+        f"0.020 tcp {c} state open",
+        "1.0 call 1 65536 timed",
+        f"1.001 tcp {c} ack 1449 10 inf", f"1.001030 tcp {c} state recovery",   # its ACK's, 30 us after
+        f"1.002 tcp {c} state open",
+        f"1.0025 tcp {c} ack 2897 10 inf", f"1.008 tcp {c} state recovery",     # ticks 250 -> 252
+        f"1.009 tcp {c} state open",
+        f"1.0095 tcp {c} ack 4345 10 inf", f"1.012 tcp {c} state recovery",     # 252 -> 253: on the tick, in ns
+    ])
+    s = timeline.tcp_summary(*timeline.read_tcp(a), 0.1, 1448)
+    assert s["timer_ticks"] == [2, 1], s["timer_ticks"]
+    out = subprocess.run([sys.executable, str(SCRIPTS / "timeline.py"), "tcp", str(a), str(a)], capture_output=True, text=True)
+    rows = {l[:42].strip(): l[42:].split() for l in out.stdout.splitlines()[2:]}
+    assert rows["recoveries begun by a timer"] == ["2.0", "2.0"]
+    assert rows["4 ms ticks after the last ACK"] == ["2", "(50", "%", "2+)", "2", "(50", "%", "2+)"]

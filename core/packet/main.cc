@@ -141,11 +141,15 @@ const char *HELP =
     "                       sent strictly earlier is lost [off]\n"
     "  --reo-window on|off  before a recovery, RACK's reordering window as Linux's: below three\n"
     "                       segments SACKed, a hole sent less than a quarter of the least RTT before the\n"
-    "                       latest segment SACKed (one send's segments share a stamp) waits for the third\n"
-    "                       or for the reordering timer, its wait plus 2 ms in whole 4 ms jiffies from\n"
-    "                       the last ACK that moved RACK's clock; off: the first SACK above a hole starts\n"
-    "                       the recovery\n"
+    "                       last segment an ACK delivered (one send's segments share a stamp) waits for\n"
+    "                       the third or for the reordering timer, its wait plus 2 ms in whole 4 ms\n"
+    "                       jiffies from the last ACK that delivered anything, and the recovery it starts\n"
+    "                       resends a segment; off: the first SACK above a hole starts the recovery\n"
     "                       [off: see docs/packet.md]\n"
+    "  --timer-ticks on|off TCP's timers (the RTO, the loss probe, the reordering timer) in whole 4 ms\n"
+    "                       jiffies, run on the tick after they expire, as Linux's timer wheel runs them (so\n"
+    "                       none runs early: one set for a jiffy runs 4-8 ms later); off: the RTO and the\n"
+    "                       probe at their times to the nanosecond, the reordering timer on its tick [off]\n"
     "  --small-queues on|off  Linux's TCP small queues: a connection keeps no more than about 1 ms of\n"
     "                       its rate (at least 2 segments) in its machine's queue, the rest of its window\n"
     "                       waiting in the socket; off: the whole window goes to the queue (ns-3's) [on]\n"
@@ -344,6 +348,7 @@ options parse(int argc, char **argv)
         else if (a == "--rack-recovery") o.tcp.rack_recovery = on_off(a.c_str(), v);
         else if (a == "--rack-ties") o.tcp.rack_ties = on_off(a.c_str(), v);
         else if (a == "--reo-window") o.tcp.reo_window = on_off(a.c_str(), v);
+        else if (a == "--timer-ticks") o.tcp.timer_ticks = on_off(a.c_str(), v);
         else if (a == "--count-delivered") o.tcp.count_delivered = on_off(a.c_str(), v);
         else if (a == "--linux-hystart") o.tcp.linux_hystart = on_off(a.c_str(), v);
         else if (a == "--hystart-rounds") o.tcp.hystart_rounds = on_off(a.c_str(), v);
@@ -626,7 +631,7 @@ std::string tcp_behaviours_json(const options &o)
 {
     const std::pair<const char *, bool> flags[] = {
         {"small_queues", o.tcp.small_queues},   {"forward_retransmits", o.tcp.forward_retransmits},
-        {"timeout_keeps_ssthresh", o.tcp.timeout_keeps_ssthresh}, {"rack_recovery", o.tcp.rack_recovery}, {"rack_ties", o.tcp.rack_ties}, {"reo_window", o.tcp.reo_window},
+        {"timeout_keeps_ssthresh", o.tcp.timeout_keeps_ssthresh}, {"rack_recovery", o.tcp.rack_recovery}, {"rack_ties", o.tcp.rack_ties}, {"reo_window", o.tcp.reo_window}, {"timer_ticks", o.tcp.timer_ticks},
         {"linux_cubic", o.linux_cubic},         {"count_delivered", o.tcp.count_delivered},
         {"linux_hystart", o.tcp.linux_hystart}, {"hystart_rounds", o.tcp.hystart_rounds}, {"linux_rto", o.tcp.linux_rto},
         {"linux_tlp", o.tcp.linux_tlp},         {"probe_small_queues", o.tcp.probe_small_queues}, {"linux_prr", o.tcp.linux_prr},

@@ -66,6 +66,7 @@
 #include <algorithm>
 #include <list>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -340,7 +341,6 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         const Time rtt = opt.ack_rtt || opt.reo_window ? rtt_of(h) : Time(-1);
         if (rtt.IsPositive() && (min_rtt.IsNegative() || rtt < min_rtt)) min_rtt = rtt;
         ack_rtt = opt.ack_rtt ? rtt : Time(-1);
-        rack_before = delivered_sent;
         forget_below(m_txBuffer->HeadSequence());
         note_reordering(h);
         const uint32_t sacked = note_acknowledged(h.GetAckNumber());
@@ -359,7 +359,8 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         if (acked) m_dataRetrCount = m_dataRetries;
         if (opt.linux_rto) linux_rto_after_ack(acked, m_txBuffer->GetSacked() > sacked_bytes);
         find_lost();
-        if (opt.reo_window) reo_check();
+        if (opt.reo_window)   /* newly acknowledged or SACKed: what Linux's rate reduction counts delivered */
+            reo_check(note_rack_rtt(), (m_txBuffer->HeadSequence() - una) + m_txBuffer->GetSacked() - sacked_bytes);
         if (opt.sndbuf_auto) grow_sndbuf();
         arm();
         trace_state();
@@ -407,6 +408,18 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         m_rto = NanoSeconds(linux_ticks(rto) * LINUX_TICK_NS);
         if (acked && m_retxEvent.IsRunning()) restart_rto();   /* tcp_rearm_rto, where NewAck armed ns-3's */
     }
+    /* timer_ticks: the retransmission timer, due now by ns-3's clock, runs
+     * on the tick the kernel's timer wheel runs it (linux_wheel_run_ns) */
+    int64_t rto_run_ns = -1;   /* when the timer put off to its tick runs */
+    int64_t rto_tick_ns(int64_t due_ns) const { return linux_wheel_run_ns(due_ns, m_rto.Get().GetNanoSeconds() / LINUX_TICK_NS); }
+    bool put_off_to_tick()
+    {
+        const int64_t now = Simulator::Now().GetNanoSeconds();
+        if (now == rto_run_ns) return false;
+        rto_run_ns = rto_tick_ns(now);
+        m_retxEvent = Simulator::Schedule(NanoSeconds(rto_run_ns - now), &ProbingTcp::ReTxTimeout, this);
+        return true;
+    }
     /* Linux's tcp_enter_loss sets the slow-start threshold again only from
      * an orderly state (or once a recovery has reached its point); a
      * timeout in the middle of a fast recovery keeps the threshold that
@@ -415,6 +428,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
      * 2 segments after most timeouts (most of them end a failed recovery). */
     void ReTxTimeout() override
     {
+        if (opt.timer_ticks && put_off_to_tick()) return;
         const bool keep = opt.timeout_keeps_ssthresh && m_tcb->m_congState == TcpSocketState::CA_RECOVERY;
         const uint32_t ssthresh = m_tcb->m_ssThresh;
         const uint32_t retries = m_dataRetrCount;
@@ -862,6 +876,7 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     {
         resent.erase(std::remove_if(resent.begin(), resent.end(), [&](const auto &r) { return r.second <= head; }), resent.end());
         send_order.erase(send_order.begin(), send_order.lower_bound(head.GetValue()));
+        sacked_seen.erase(sacked_seen.begin(), sacked_seen.lower_bound(head.GetValue()));
     }
     bool ever_resent(SequenceNumber32 seq, SequenceNumber32 end) const
     {
@@ -946,10 +961,12 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     {
         const uint32_t mss = m_tcb->m_segmentSize;
         uint32_t sacked = 0;
+        acked_last_sent = Seconds(-1);
         each_sent([&](TcpTxItem *item, SequenceNumber32 seq, SequenceNumber32 end) {
             if (end > ack) return false;
             note_delivered(item, seq);
             if (item->IsSacked()) sacked += (item->GetSeqSize() + mss - 1) / mss;
+            else acked_last_sent = item->GetLastSent();
             return true;
         });
         return sacked;
@@ -992,18 +1009,41 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
     /* reo_window: before a recovery, RACK's reordering window and timer
      * (probing_tcp.h).  On an ACK in the open or disorder state with data
      * SACKed: each unSACKed segment sent before the latest one delivered is
-     * lost if it went a window or more before it; any lost starts the
-     * recovery now, else the timer is set again from an ACK that moved
-     * RACK's clock (tcp_rack_mark_lost runs only then). */
+     * lost once RACK's RTT and the window have passed since it went (so at
+     * once if it went a window or more before the segment that RTT was
+     * taken from); any lost starts the recovery now, else the timer is set
+     * again from an ACK that delivered anything (tcp_rack_advance marks
+     * RACK advanced for every segment delivered, and tcp_rack_mark_lost
+     * runs then). */
     EventId reo_timer;
-    Time rack_before;             /* RACK's clock before the ACK in hand */
+    /* RACK's RTT (tcp_rack_advance): the round trip of the last segment an
+     * ACK delivered, in the order Linux takes them, those it newly SACKs by
+     * sequence (tcp_sacktag_write_queue), then those it acknowledges that
+     * were not SACKed (tcp_clean_rtx_queue); where that one went before
+     * the latest one delivered, the holes sent in between wait longer */
+    Time rack_rtt = Seconds(-1);
+    Time acked_last_sent = Seconds(-1);   /* the ACK in hand's last acknowledged segment not SACKed, when sent */
+    std::set<uint32_t> sacked_seen;       /* where the segments SACKed by earlier ACKs start */
+    /* RACK's RTT after the ACK in hand; whether it delivered anything */
+    bool note_rack_rtt()
+    {
+        Time last = Seconds(-1);
+        each_sent([&](TcpTxItem *item, SequenceNumber32 seq, SequenceNumber32) {
+            if (item->IsSacked() && sacked_seen.insert(seq.GetValue()).second) last = item->GetLastSent();
+            return true;
+        });
+        if (!acked_last_sent.IsNegative()) last = acked_last_sent;
+        if (last.IsNegative()) return false;
+        rack_rtt = Simulator::Now() - last;
+        return true;
+    }
     Time min_rtt = Seconds(-1);   /* the least of the ACKs' own round trips (ns-3's m_minRtt counts timestamps' whole ms) */
     bool before_recovery() const
     {
         const auto state = m_tcb->m_congState.Get();
         return state == TcpSocketState::CA_OPEN || state == TcpSocketState::CA_DISORDER;
     }
-    void reo_check()
+    void reo_check(bool delivered, uint32_t delivered_bytes)
     {
         if (!before_recovery() || m_txBuffer->GetSacked() == 0) {
             reo_timer.Cancel();
@@ -1012,15 +1052,16 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         note_sacked();
         Time wait = Seconds(-1);
         if (reo_mark_lost(min_rtt.IsPositive() ? std::min(min_rtt / 4, m_rtt->GetEstimate()) : Time(0), wait))
-            return reo_recover();
-        if (wait.IsNegative() || (delivered_sent == rack_before && reo_timer.IsRunning())) return;
-        /* expires at jiffies + usecs_to_jiffies(wait + 2 ms), on the tick
-         * (tcp_rack_mark_lost; 6.1 added two whole ticks instead, 8-12 ms
-         * for a wait of microseconds where the testbed's 6.18 takes 0-4) */
+            return reo_recover(std::max<uint32_t>(delivered_bytes, m_tcb->m_segmentSize));
+        if (wait.IsNegative() || (!delivered && reo_timer.IsRunning())) return;
+        /* expires at jiffies + usecs_to_jiffies(wait + 2 ms) (tcp_rack_mark_lost;
+         * 6.1 added two whole ticks instead), and runs on the tick after
+         * (timer_ticks: 4-8 ms for a wait of microseconds) or on that one */
         const int64_t now = Simulator::Now().GetNanoSeconds();
         const int64_t ticks = linux_timeout_ticks(wait.GetNanoSeconds());
         reo_timer.Cancel();
-        reo_timer = Simulator::Schedule(NanoSeconds((now / LINUX_TICK_NS + ticks) * LINUX_TICK_NS - now),
+        reo_timer = Simulator::Schedule(NanoSeconds(opt.timer_ticks ? linux_timer_ns(now, ticks)
+                                                                    : (now / LINUX_TICK_NS + ticks) * LINUX_TICK_NS - now),
                                         &ProbingTcp::reo_timeout, this);
     }
     void reo_timeout()   /* every hole before the latest delivered is lost now */
@@ -1028,17 +1069,20 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         Time wait;
         if (!before_recovery() || !reo_mark_lost(Time(0), wait)) return;
         g_reo_timeouts++;
-        reo_recover();
+        reo_recover(m_tcb->m_segmentSize);   /* tcp_rack_reo_timeout: tcp_cwnd_reduction(sk, 1, ...) */
     }
-    /* marks lost each segment not yet marked that went `window` or more
-     * before the latest one delivered; whether any, and (`wait`) the longest
-     * the others have left */
+    /* marks lost each segment not yet marked, sent before the latest one
+     * delivered, that went RACK's RTT and `window` or more ago
+     * (tcp_rack_detect_loss); whether any, and (`wait`) the longest the
+     * others have left */
     bool reo_mark_lost(Time window, Time &wait)
     {
         bool lost = false;
+        const Time now = Simulator::Now();
         for_each_sent_before_delivered([&](TcpTxItem *item) {
             if (item->*member(ItemLost())) return;
-            const Time remaining = window - (delivered_sent - item->GetLastSent());
+            const Time remaining = rack_rtt.IsNegative() ? window - (delivered_sent - item->GetLastSent())
+                                                         : rack_rtt + window - (now - item->GetLastSent());
             if (remaining <= Time(0)) {
                 mark_lost(*m_txBuffer, item);
                 lost = true;
@@ -1048,10 +1092,13 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         });
         return lost;
     }
-    void reo_recover()   /* from the open or disorder state */
+    /* from the open or disorder state, the rate reduction sized as Linux's
+     * from what was `delivered` (bytes): by the ACK in hand, or a segment
+     * at the timer; from none, the window as it was sent a burst of resends */
+    void reo_recover(uint32_t delivered)
     {
         reo_timer.Cancel();
-        EnterRecovery(0);
+        EnterRecovery(delivered);
         SendPendingData(true);
         arm();
         trace_state();
@@ -1139,6 +1186,17 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         if (srtt.IsZero()) return;
         Time pto = 2 * srtt + (BytesInFlight() <= m_tcb->m_segmentSize ? MilliSeconds(200) : MilliSeconds(2));
         Time rto_left = Simulator::GetDelayLeft(m_retxEvent);
+        if (opt.timer_ticks) {
+            /* tcp_schedule_loss_probe: the probe's jiffies, on the tick after,
+             * or with the RTO where that runs first (same instant: the probe,
+             * scheduled before the RTO's run, goes first and restarts it) */
+            const int64_t now = Simulator::Now().GetNanoSeconds(), left = rto_left.GetNanoSeconds();
+            const int64_t rto_run = rto_run_ns == now + left ? left : rto_tick_ns(now + left) - now;
+            const int64_t probe_in = linux_timer_ns(now, linux_ticks(pto.GetNanoSeconds()));
+            if (probe_in >= rto_run && !opt.linux_tlp) return;
+            probe_event = Simulator::Schedule(NanoSeconds(std::min(probe_in, rto_run)), &ProbingTcp::probe, this);
+            return;
+        }
         if (pto >= rto_left) {
             if (!opt.linux_tlp || rto_left <= NanoSeconds(1)) return;
             pto = rto_left - NanoSeconds(1);   /* the probe goes in the RTO's place */

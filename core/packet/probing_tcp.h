@@ -27,18 +27,16 @@ struct probing_tcp_options {
      * 4: docs/results/2026-12-02-packet-retransmits-lost-again.md) */
     bool rack_ties = false;
     /* Before a recovery, RACK's reordering window as Linux's
-     * (tcp_rack_reo_wnd, tcp_rack_mark_lost): with fewer than three
-     * segments SACKed (tp->reordering), a hole is lost at once only if it
-     * was sent a quarter of the least RTT (at most the smoothed RTT) before
-     * the latest segment SACKed; else at the reordering timer, which each
-     * SACK that advances RACK sets again to whole jiffies plus two
-     * (usecs_to_jiffies + TCP_TIMEOUT_MIN: 8-12 ms at HZ 250), or at the
-     * third segment SACKed.  Off: the first SACK above a hole starts the
-     * recovery (ns-3's duplicate-ACK threshold at 1).  Linux's, yet off by
-     * default: the validation grid moves away (58 of 64 against 62, with
-     * GSO packets and RACK's ties; worse without them), its timer slowing
-     * short calls (docs/results/2026-12-04-packet-late-recoveries.md,
-     * docs/results/2026-12-05-packet-reordering.md). */
+     * (tcp_rack_reo_wnd, tcp_rack_detect_loss, tcp_rack_mark_lost): with
+     * fewer than three segments SACKed (tp->reordering), a hole is lost
+     * once RACK's RTT (the last segment delivered's) and a quarter of the
+     * least RTT (at most the smoothed RTT) have passed since it went; else
+     * at the reordering timer, which each ACK that delivers anything sets
+     * again to its wait plus 2 ms in whole jiffies (usecs_to_jiffies), or at
+     * the third segment SACKed.  The recovery it starts sizes its window as
+     * if a segment was delivered (tcp_rack_reo_timeout).  Off: the first
+     * SACK above a hole starts the recovery (ns-3's duplicate-ACK threshold
+     * at 1).  Linux's, yet off by default: see docs/packet.md. */
     bool reo_window = false;
     bool sndbuf_auto = true;        /* the send buffer grows with the window */
     /* After every ACK and every segment sent, ns-3's counts of a
@@ -133,6 +131,16 @@ struct probing_tcp_options {
      * the queue sends no probe then, the RTO stays, and a frame leaving
      * sends again as the window allows; off, the probe goes regardless */
     bool probe_small_queues = true;
+    /* TCP's timers run when Linux's timer wheel runs them: a timer set for
+     * whole 4 ms jiffies (the loss probe's 2 x srtt plus its margin rounded
+     * up, as usecs_to_jiffies does; the RTO; the reordering timer) runs on
+     * the tick after the jiffy it expires in (the wheel files a timer a
+     * bucket late so that none runs early: calc_index), between that many
+     * and one more ticks after it was set, and one of 63 jiffies or more
+     * on the next multiple of 8 (the wheel's next level); off: the probe and
+     * the RTO at their time to the nanosecond, the reordering timer on the
+     * tick it expires */
+    bool timer_ticks = false;
     /* a fast recovery's window as Linux's proportional rate reduction sizes
      * it, after the ACK's losses are marked (linux_prr.h); else ns-3's
      * TcpPrrRecovery, before the simulator's RACK marks them */
@@ -167,6 +175,25 @@ constexpr int64_t LINUX_TIMEOUT_MIN_NS = 2000000;
 /* the ticks Linux (6.18, as the testbed runs) sets such a timer for: its wait
  * plus 2 ms in whole ticks (usecs_to_jiffies); it fires on the last of them */
 constexpr int64_t linux_timeout_ticks(int64_t wait_ns) { return linux_ticks(wait_ns + LINUX_TIMEOUT_MIN_NS); }
+/* the instant (ns) a Linux timer set `ticks` jiffies ahead and expiring in
+ * the jiffy holding `expiry_ns` runs (timer_ticks): the timer wheel files it
+ * in the bucket past its expiry at its level's granularity, a jiffy below 63
+ * jiffies ahead, 8 below 504, 64 beyond (calc_wheel_index, calc_index) */
+constexpr int64_t linux_wheel_run_ns(int64_t expiry_ns, int64_t ticks)
+{
+    int shift = 0;
+    for (int64_t start = 63; ticks >= start && shift < 21; start <<= 3) shift += 3;
+    return ((((expiry_ns / LINUX_TICK_NS) >> shift) + 1) << shift) * LINUX_TICK_NS;
+}
+/* how long from `now_ns` a Linux timer set for `ticks` jiffies runs: on
+ * the tick after jiffies + ticks (timer_ticks) */
+constexpr int64_t linux_timer_ns(int64_t now_ns, int64_t ticks)
+{
+    return linux_wheel_run_ns(now_ns + ticks * LINUX_TICK_NS, ticks) - now_ns;
+}
+static_assert(linux_timer_ns(1000000, 1) == 7000000 && linux_timer_ns(0, 1) == 8000000 &&
+                  linux_timer_ns(0, 50) == 204000000 && linux_timer_ns(0, 100) == 416000000,
+              "a timer set for a jiffy runs one to two ticks later; one of 100, on the next 8");
 static_assert(linux_timeout_ticks(2000) == 1 && linux_timeout_ticks(2000000) == 1 && linux_timeout_ticks(2000001) == 2,
               "a wait of microseconds fires within a tick (0-4 ms), one over 2 ms within two");
 /* A connected-socket factory for a node: the subclass below, with the

@@ -90,7 +90,8 @@ def describe_model(m: dict) -> str:
              ("tsq_gso", "checked a GSO packet at a time", None),
              ("gso_clumps", "GSO packets leaving machines whole", None),
              ("linux_receive", "Linux's receive window and stretch ACKs", None),
-             ("window_in_packets", "restarts after idle in whole segments", None)]
+             ("window_in_packets", "restarts after idle in whole segments", None),
+             ("timer_ticks", "TCP's timers run on the kernel's timer-wheel ticks", None)]
     within = {"ack_rtt": "linux_hystart", "hystart_rounds": "linux_hystart", "tsq_gso": "small_queues", "probe_small_queues": "small_queues", "gso_clumps": "tsq_gso"}   # a part of another behaviour: said only where that one runs
     parts += [said for said in (on if m[key] else off for key, on, off in flags
                                 if m[within.get(key, key)] or key not in within) if said]
