@@ -91,7 +91,6 @@ PROBE_FILTER = "data_len == 0"   # tcp_probe fires for every segment a socket ta
 STATES = ("open", "disorder", "cwr", "recovery", "loss")   # TCP_CA_Open ... TCP_CA_Loss, ns-3's alike
 ACK_AT_ONCE_S = 50e-6   # a state change this soon after an ACK is that ACK's (the kernel traces them apart)
 TICK_NS = 4_000_000   # a jiffy of the testbed's kernel (HZ 250), on which its TCP timers run; in whole ns, as traces stamp
-TICK_S = TICK_NS / 1e9
 UNBOUNDED = 1 << 30   # a slow-start threshold this large (segments or bytes) is none yet: "inf"
 TCP_CA_LOSS = 4
 QUIET = 0.02             # seconds without a big send before a call's first
@@ -508,7 +507,7 @@ def tcp_summary(calls: list[float], conns: dict, bin_s: float, mss: int) -> dict
     loss_from, loss_bins, lasted, strides = collections.Counter(), collections.Counter(), [], collections.Counter()
     resends, first_cwnd, first_ssthresh, windows, peaks, gaps = 0, [], [], [], [], []
     lost, again, needless, traced_losses = 0, 0, 0, False
-    timer_ticks = []   # recoveries no ACK began: the kernel's ticks (TICK_S) from the connection's last ACK
+    timer_ticks = []   # recoveries no ACK began: the kernel's ticks (TICK_NS) from the connection's last ACK
     for evs in conns.values():
         state, entered, una, peak, last = "open", None, None, {}, None
         last_ack = None
@@ -626,7 +625,7 @@ def tcp_compare(a: Path, b: Path, bin_ms: float, mss: int) -> None:
 
     def ticks(xs):
         return "-" if not xs else f"{quantile(xs, .5):.0f} ({100 * sum(x >= 2 for x in xs) / len(xs):.0f} % 2+)"
-    row(f"  {TICK_S * 1e3:g} ms ticks after the last ACK", ticks(sa["timer_ticks"]), ticks(sb["timer_ticks"]))
+    row(f"  {TICK_NS / 1e6:g} ms ticks after the last ACK", ticks(sa["timer_ticks"]), ticks(sb["timer_ticks"]))
     row("resends", f"{sa['resends']:.0f}", f"{sb['resends']:.0f}")
 
     def lost(s):

@@ -1081,8 +1081,8 @@ class ProbingTcp : public TcpSocketBase, public small_queue_owner {
         const Time now = Simulator::Now();
         for_each_sent_before_delivered([&](TcpTxItem *item) {
             if (item->*member(ItemLost())) return;
-            const Time remaining = rack_rtt.IsNegative() ? window - (delivered_sent - item->GetLastSent())
-                                                         : rack_rtt + window - (now - item->GetLastSent());
+            /* rack_rtt is set: the ACK that SACKed the data this runs for took it (note_rack_rtt) */
+            const Time remaining = rack_rtt + window - (now - item->GetLastSent());
             if (remaining <= Time(0)) {
                 mark_lost(*m_txBuffer, item);
                 lost = true;
